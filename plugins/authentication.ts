@@ -1,0 +1,43 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import fp from 'fastify-plugin'
+import { sendError } from '../src/http/replies.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Served without a token (health probes). */
+    public?: boolean
+  }
+}
+
+export interface AuthenticationOptions {
+  tokens: readonly string[]
+}
+
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
+
+/** Comparing fixed-length digests keeps the comparison's time independent of the token's content and length. */
+function digest (token: string): Buffer {
+  return createHash('sha256').update(token).digest()
+}
+
+/**
+ * Every request needs `Authorization: Bearer <token>` with a configured token, before any other
+ * check (so unknown paths answer 401 too, and reveal nothing to a caller without a token).
+ */
+export default fp<AuthenticationOptions>(async function authentication (fastify, options) {
+  if (options.tokens.length === 0) throw new Error('authentication needs at least one token')
+  const accepted = options.tokens.map(digest)
+
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config.public === true) return
+    const header = request.headers.authorization
+    const match = header === undefined ? null : BEARER.exec(header)
+    if (match !== null) {
+      const offered = digest(match[1]!)
+      let valid = false
+      for (const token of accepted) valid = timingSafeEqual(offered, token) || valid
+      if (valid) return
+    }
+    return sendError(reply, 'unauthorized_request')
+  })
+}, { name: 'authentication' })

@@ -1,0 +1,24 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+const text = (description: string, pattern?: string) =>
+  Type.Optional(Type.String(pattern === undefined ? { description } : { description, pattern }))
+
+/**
+ * The environment the provider reads, as strings. Each description is what a bad value is told,
+ * so it says what the variable must hold.
+ */
+export const Environment = Type.Object({
+  PORT: text('a TCP port number from 0 to 65535', '^(0|[1-9]\\d{0,4})$'),
+  HOST: text('an address or host name to listen on', '^\\S+$'),
+  API_TOKENS: text('a comma separated list of bearer tokens (visible ASCII, no spaces)', '^\\s*[\\x21-\\x2b\\x2d-\\x7e]+\\s*(,\\s*[\\x21-\\x2b\\x2d-\\x7e]+\\s*)*$'),
+  STORE: Type.Optional(Type.Union([Type.Literal('memory'), Type.Literal('influxdb')], { description: 'one of: memory, influxdb' })),
+  EVENTS_FILE: text('the path of an NDJSON events file', '\\S'),
+  ENTITIES_FILE: text('the path of a JSON entities file', '\\S'),
+  SPECIFICATIONS_FILE: text('the path of a JSON specifications file, or none', '\\S'),
+  LOG_LEVEL: Type.Optional(Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+    { description: 'one of: fatal, error, warn, info, debug, trace, silent' }
+  ))
+})
+
+export type Environment = Static<typeof Environment>

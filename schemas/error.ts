@@ -1,0 +1,25 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+/** Every error code the provider can answer with, and the HTTP status that carries it. */
+export const ErrorCode = {
+  unauthorized_request: 401,
+  invalid_parameter: 400,
+  duplicate_parameter: 400,
+  missing_parameter: 400,
+  invalid_parameter_combination: 400,
+  invalid_start_date: 403,
+  invalid_end_date: 403,
+  not_implemented: 204,
+  not_found: 404,
+  internal_error: 500,
+  service_unavailable: 503
+} as const
+
+export type ErrorCodeName = keyof typeof ErrorCode
+
+export const ErrorObject = Type.Object({
+  status: Type.Integer({ minimum: 100, maximum: 599 }),
+  message: Type.Union((Object.keys(ErrorCode) as ErrorCodeName[]).map((code) => Type.Literal(code)))
+}, { $id: 'ErrorObject', additionalProperties: false })
+
+export type ErrorObject = Static<typeof ErrorObject>

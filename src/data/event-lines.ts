@@ -1,0 +1,60 @@
+import { createReadStream } from 'node:fs'
+import { createInterface } from 'node:readline'
+import { MessageRecord } from '../../schemas/message.js'
+import type { Message } from '../../schemas/message.js'
+import { formatEventTime, parseEventTime } from '../time/rfc3339.js'
+import { compileSchemaCheck } from './schema-check.js'
+
+const recordCheck = compileSchemaCheck(MessageRecord)
+
+/** An event as the stores keep it: the wire object (UTC date_time, field order) and its time. */
+export interface StoredEvent {
+  message: Message
+  epochMs: number
+}
+
+export type EventLine =
+  | { line: number, event: StoredEvent }
+  | { line: number, problem: string }
+
+/** Checks one NDJSON line against the message schema; undefined for a blank line. */
+export function parseEventLine (text: string, line: number): EventLine | undefined {
+  if (text.trim() === '') return undefined
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    return { line, problem: `invalid JSON (${(error as Error).message})` }
+  }
+  if (!recordCheck.is(value)) {
+    const problem = recordCheck.problem(value)!
+    return { line, problem: problem.path === '' ? problem.reason : `${problem.path}: ${problem.reason}` }
+  }
+  const epochMs = parseEventTime(value.date_time)!
+  const message: Message = {
+    message_id: value.message_id,
+    message_code: value.message_code,
+    message_category: value.message_category,
+    date_time: formatEventTime(epochMs)
+  }
+  if (value.device_id !== undefined) message.device_id = value.device_id
+  message.space_id = value.space_id
+  return { line, event: { message, epochMs } }
+}
+
+/** Reads an NDJSON events file line by line, without holding the text in memory. */
+export async function * readEventLines (file: string): AsyncGenerator<EventLine> {
+  const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity })
+  let line = 0
+  for await (const text of lines) {
+    line++
+    const parsed = parseEventLine(text, line)
+    if (parsed !== undefined) yield parsed
+  }
+}
+
+/** Two lines with the same message_id are the same event only when every field agrees. */
+export function sameEvent (a: Message, b: Message): boolean {
+  return a.message_code === b.message_code && a.message_category === b.message_category &&
+    a.date_time === b.date_time && a.device_id === b.device_id && a.space_id === b.space_id
+}

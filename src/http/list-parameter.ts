@@ -1,0 +1,10 @@
+/** A comma separated list parameter: items trimmed, blanks and repeats dropped, first-seen order kept. */
+export function splitList (value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined
+  const items = new Set<string>()
+  for (const item of value.split(',')) {
+    const trimmed = item.trim()
+    if (trimmed !== '') items.add(trimmed)
+  }
+  return [...items]
+}

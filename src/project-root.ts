@@ -1,0 +1,17 @@
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** The folder holding package.json, whether this runs from src/ (tsx) or from dist/src/ (built). */
+function findProjectRoot (): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir)
+    if (parent === dir) throw new Error('cannot find the project root (no package.json above ' + fileURLToPath(import.meta.url) + ')')
+    dir = parent
+  }
+  return dir
+}
+
+export const projectRoot = findProjectRoot()
+export const demoDataDir = join(projectRoot, 'data')

@@ -1,0 +1,43 @@
+import closeWithGrace from 'close-with-grace'
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig } from './config.js'
+import { DataFileError } from './data/data-file-error.js'
+
+async function start (): Promise<void> {
+  let config
+  try {
+    config = loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`Configuration error: ${error.message}`)
+      process.exit(1)
+    }
+    throw error
+  }
+
+  let app
+  try {
+    app = await buildApp(config)
+  } catch (error) {
+    if (error instanceof DataFileError || error instanceof ConfigError) {
+      console.error(`Cannot start: ${error.message}`)
+      process.exit(1)
+    }
+    throw error
+  }
+
+  if (config.generatedToken) {
+    // Printed once, on standard output, so a person starting the demo can use it.
+    console.log(`No API_TOKENS set: this run accepts the generated token\n  Authorization: Bearer ${config.apiTokens[0]}`)
+  }
+
+  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+    if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
+    else app.log.info({ signal }, 'shutting down')
+    await app.close()
+  })
+
+  await app.listen({ port: config.port, host: config.host })
+}
+
+await start()

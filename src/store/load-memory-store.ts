@@ -1,0 +1,29 @@
+import type { EntityRegistry } from '../registry/entity-registry.js'
+import { DataFileError } from '../data/data-file-error.js'
+import { readEventLines, sameEvent, type StoredEvent } from '../data/event-lines.js'
+import { MemoryEventStore } from './memory-event-store.js'
+
+/**
+ * Loads EVENTS_FILE into a MemoryEventStore. The first bad line stops the load, naming the line.
+ * A message_id seen again with identical fields is the same event and is kept once; with other
+ * fields it is a conflict, since an event's ID is its identity.
+ */
+export async function loadMemoryEventStore (file: string, registry: EntityRegistry): Promise<MemoryEventStore> {
+  const events = new Map<string, { event: StoredEvent, line: number }>()
+  try {
+    for await (const parsed of readEventLines(file)) {
+      if ('problem' in parsed) throw new DataFileError(file, `line ${parsed.line}`, parsed.problem)
+      const id = parsed.event.message.message_id
+      const earlier = events.get(id)
+      if (earlier === undefined) {
+        events.set(id, { event: parsed.event, line: parsed.line })
+      } else if (!sameEvent(earlier.event.message, parsed.event.message)) {
+        throw new DataFileError(file, `line ${parsed.line}`, `message_id ${JSON.stringify(id)} was already used by line ${earlier.line} for a different event`)
+      }
+    }
+  } catch (error) {
+    if (error instanceof DataFileError) throw error
+    throw new DataFileError(file, 'cannot be read', (error as Error).message)
+  }
+  return new MemoryEventStore([...events.values()].map(({ event }) => event), registry)
+}

@@ -1,0 +1,18 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../config.js'
+import type { EntityRegistry } from '../registry/entity-registry.js'
+import type { EventStore } from './event-store.js'
+import { loadMemoryEventStore } from './load-memory-store.js'
+
+/** Builds the store STORE names. */
+export async function openEventStore (config: Config, registry: EntityRegistry, log: FastifyBaseLogger): Promise<EventStore> {
+  switch (config.store) {
+    case 'memory': {
+      const store = await loadMemoryEventStore(config.eventsFile, registry)
+      log.info({ file: config.eventsFile, events: store.size }, 'events loaded into the memory store')
+      return store
+    }
+    case 'influxdb':
+      throw new Error('STORE=influxdb is not available yet')
+  }
+}
