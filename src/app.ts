@@ -17,19 +17,22 @@ export interface AppOptions {
   config: Config
 }
 
-/** The root plugin: shared plugins, then routes, then the error and not-found handlers. */
+/**
+ * The root plugin: shared plugins, then routes, then the error and not-found handlers. The
+ * registrations are queued, not awaited, so the handlers below are in place before any route loads.
+ */
 export default async function app (fastify: FastifyInstance, options: AppOptions): Promise<void> {
   const { config } = options
-  await fastify.register(sensible)
-  await fastify.register(authentication, { tokens: config.apiTokens })
-  await fastify.register(queryRules)
-  await fastify.register(entityRegistry, { entitiesFile: config.entitiesFile })
-  await fastify.register(eventStore, { config })
-  await fastify.register(specifications, { specificationsFile: config.specificationsFile })
+  fastify.register(sensible)
+  fastify.register(authentication, { tokens: config.apiTokens })
+  fastify.register(queryRules)
+  fastify.register(entityRegistry, { entitiesFile: config.entitiesFile })
+  fastify.register(eventStore, { config })
+  fastify.register(specifications, { specificationsFile: config.specificationsFile })
 
-  await fastify.register(eventsRoutes)
-  await fastify.register(eventSpecificationsRoutes)
-  await fastify.register(healthRoutes)
+  fastify.register(eventsRoutes)
+  fastify.register(eventSpecificationsRoutes)
+  fastify.register(healthRoutes)
 
   // The route's response schema serialises what an error handler sends, so it sends objects.
   fastify.setErrorHandler(function (error: FastifyError, request, reply) {
@@ -67,7 +70,7 @@ export function serverOptions (config: Config): FastifyServerOptions {
 /** A ready-to-use provider for the given configuration (tests and the server both use it). */
 export async function buildApp (config: Config, overrides: FastifyServerOptions = {}): Promise<FastifyInstance> {
   const fastify = Fastify({ ...serverOptions(config), ...overrides }).withTypeProvider<TypeBoxTypeProvider>()
-  await fastify.register(app, { config })
+  fastify.register(app, { config })
   await fastify.ready()
   return fastify
 }
