@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises'
+import { parse, type ParseError } from 'jsonc-parser'
 import { DataFileError } from './data-file-error.js'
 
 /** Reads a JSON file; a missing file or bad JSON becomes a DataFileError naming it (and the line, for bad JSON). */
@@ -12,14 +13,14 @@ export async function readJsonFile (file: string): Promise<unknown> {
   try {
     return JSON.parse(text)
   } catch (error) {
-    throw new DataFileError(file, locateJsonError(text, error as Error), `invalid JSON (${(error as Error).message})`)
+    throw new DataFileError(file, locateJsonError(text), `invalid JSON (${(error as Error).message})`)
   }
 }
 
-/** V8 reports a character position; people want a line. */
-function locateJsonError (text: string, error: Error): string {
-  const position = /position (\d+)/.exec(error.message)
-  if (position === null) return 'line 1'
-  const before = text.slice(0, Number(position[1]))
-  return `line ${before.split('\n').length}`
+/** JSON.parse does not always say where (Node 20 often gives no position); a tolerant parser does. */
+function locateJsonError (text: string): string {
+  const errors: ParseError[] = []
+  parse(text, errors, { disallowComments: true, allowTrailingComma: false })
+  const offset = errors[0]?.offset ?? text.length
+  return `line ${text.slice(0, offset).split('\n').length}`
 }
