@@ -10,7 +10,10 @@ const text = (description: string, pattern?: string) =>
 export const Environment = Type.Object({
   PORT: text('a TCP port number from 0 to 65535', '^(0|[1-9]\\d{0,4})$'),
   HOST: text('an address or host name to listen on', '^\\S+$'),
-  API_TOKENS: text('a comma separated list of bearer tokens (visible ASCII, no spaces)', '^\\s*[\\x21-\\x2b\\x2d-\\x7e]+\\s*(,\\s*[\\x21-\\x2b\\x2d-\\x7e]+\\s*)*$'),
+  API_TOKENS: text(
+    'a comma separated list of bearer tokens (each of letters, digits and -._~+/, optionally ending in =)',
+    '^\\s*[A-Za-z0-9\\-._~+/]+=*\\s*(,\\s*[A-Za-z0-9\\-._~+/]+=*\\s*)*$'
+  ),
   STORE: Type.Optional(Type.Union([Type.Literal('memory'), Type.Literal('influxdb')], { description: 'one of: memory, influxdb' })),
   EVENTS_FILE: text('the path of an NDJSON events file', '\\S'),
   ENTITIES_FILE: text('the path of a JSON entities file', '\\S'),

@@ -1,0 +1,64 @@
+import t from 'tap'
+import { join } from 'node:path'
+import { ConfigError, loadConfig } from '../src/config.js'
+import { demoDataDir } from '../src/project-root.js'
+
+t.test('defaults: port 8080 on every interface, memory store on the demo data, a generated token', async (t) => {
+  const config = loadConfig({})
+  t.equal(config.port, 8080)
+  t.equal(config.host, '0.0.0.0')
+  t.equal(config.store, 'memory')
+  t.equal(config.eventsFile, join(demoDataDir, 'events.ndjson'))
+  t.equal(config.entitiesFile, join(demoDataDir, 'entities.json'))
+  t.equal(config.specificationsFile, join(demoDataDir, 'specifications.json'))
+  t.equal(config.logLevel, 'info')
+  t.equal(config.generatedToken, true)
+  t.equal(config.apiTokens.length, 1)
+  t.ok(config.apiTokens[0]!.length >= 32, 'a long random token')
+  t.not(loadConfig({}).apiTokens[0], config.apiTokens[0], 'a new token each start')
+})
+
+t.test('values are read', async (t) => {
+  const config = loadConfig({
+    PORT: '9000',
+    HOST: '127.0.0.1',
+    API_TOKENS: ' a1 ,b2,a1',
+    EVENTS_FILE: '/e.ndjson',
+    ENTITIES_FILE: '/n.json',
+    SPECIFICATIONS_FILE: 'none',
+    LOG_LEVEL: 'warn'
+  })
+  t.equal(config.port, 9000)
+  t.equal(config.host, '127.0.0.1')
+  t.same(config.apiTokens, ['a1', 'b2'], 'trimmed, repeats dropped')
+  t.equal(config.generatedToken, false)
+  t.equal(config.eventsFile, '/e.ndjson')
+  t.equal(config.entitiesFile, '/n.json')
+  t.equal(config.specificationsFile, undefined, 'none: not implemented')
+  t.equal(config.logLevel, 'warn')
+})
+
+t.test('an empty variable counts as unset', async (t) => {
+  t.equal(loadConfig({ PORT: '' }).port, 8080)
+})
+
+t.test('a bad value is refused with a message naming the variable', async (t) => {
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'http' }, 'PORT'],
+    [{ PORT: '65536' }, 'PORT'],
+    [{ PORT: '-1' }, 'PORT'],
+    [{ PORT: '08080' }, 'PORT'],
+    [{ STORE: 'redis' }, 'STORE'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ API_TOKENS: ',' }, 'API_TOKENS'],
+    [{ API_TOKENS: 'a b' }, 'API_TOKENS'],
+    [{ HOST: 'two words' }, 'HOST'],
+    [{ EVENTS_FILE: '   ' }, 'EVENTS_FILE']
+  ]
+  for (const [env, name] of bad) {
+    const value = Object.values(env)[0]!
+    t.throws(() => loadConfig(env), ConfigError, `${name}=${value} is refused`)
+    const message = (() => { try { loadConfig(env) } catch (error) { return (error as Error).message } })()
+    t.ok(message?.startsWith(`${name} must be `) && message.endsWith(`; got ${JSON.stringify(value)}`), `names ${name} and its value: ${message}`)
+  }
+})
