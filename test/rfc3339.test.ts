@@ -1,0 +1,48 @@
+import t from 'tap'
+import { ceilMs, formatEventTime, isBefore, parseEventTime, parseRfc3339 } from '../src/time/rfc3339.js'
+
+t.test('valid date-times', async (t) => {
+  const valid: Array<[string, string]> = [
+    ['2026-11-20T10:00:00Z', '2026-11-20T10:00:00.000Z'],
+    ['2026-11-20t10:00:00z', '2026-11-20T10:00:00.000Z'],
+    ['2026-11-20T10:00:00.5Z', '2026-11-20T10:00:00.500Z'],
+    ['2026-11-20T10:00:00.123999Z', '2026-11-20T10:00:00.123Z'],
+    ['2026-11-20T11:30:00+01:30', '2026-11-20T10:00:00.000Z'],
+    ['2026-11-20T11:30:00 01:30', '2026-11-20T10:00:00.000Z'],
+    ['2026-11-20T05:00:00-05:00', '2026-11-20T10:00:00.000Z'],
+    ['2026-11-20T10:00:00-00:00', '2026-11-20T10:00:00.000Z'],
+    ['2000-02-29T00:00:00Z', '2000-02-29T00:00:00.000Z'],
+    ['2024-12-31T23:59:59.999Z', '2024-12-31T23:59:59.999Z'],
+    ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z']
+  ]
+  for (const [text, utc] of valid) t.equal(new Date(parseRfc3339(text)!.epochMs).toISOString(), utc, text)
+})
+
+t.test('invalid date-times', async (t) => {
+  for (const text of [
+    '', '2026-11-20', '2026-11-20T10:00Z', '2026-11-20T10:00:00', '2026-11-20 10:00:00Z', '2026-11-20T10:00:00.Z',
+    '1900-02-29T00:00:00Z', '2026-02-29T00:00:00Z', '2026-04-31T00:00:00Z', '2026-13-01T00:00:00Z', '2026-00-01T00:00:00Z',
+    '2026-01-00T00:00:00Z', '2026-01-01T24:00:00Z', '2026-01-01T00:60:00Z', '2026-12-31T23:59:60Z', '2026-01-01T00:00:00+1:00',
+    '2026-01-01T00:00:00+01:60', '+02026-01-01T00:00:00Z', '２０２６-01-01T00:00:00Z', '2026-01-01T00:00:00Z\n'
+  ]) t.equal(parseRfc3339(text), undefined, JSON.stringify(text))
+})
+
+t.test('sub-millisecond precision decides the bounds', async (t) => {
+  const a = parseRfc3339('2026-01-01T00:00:00.0001Z')!
+  const b = parseRfc3339('2026-01-01T00:00:00.0002Z')!
+  const whole = parseRfc3339('2026-01-01T00:00:00.000Z')!
+  t.equal(ceilMs(a), whole.epochMs + 1, 'a start just after a millisecond excludes it')
+  t.equal(ceilMs(whole), whole.epochMs)
+  t.ok(isBefore(a, b))
+  t.notOk(isBefore(b, a))
+  t.notOk(isBefore(a, a))
+  t.ok(isBefore(whole, a))
+})
+
+t.test('event times are limited to what every store can hold', async (t) => {
+  t.equal(parseEventTime('1677-12-31T23:59:59Z'), undefined)
+  t.equal(parseEventTime('1678-01-01T00:00:00Z'), Date.UTC(1678, 0, 1))
+  t.equal(parseEventTime('2261-12-31T23:59:59.999Z'), Date.UTC(2262, 0, 1) - 1)
+  t.equal(parseEventTime('2262-01-01T00:00:00Z'), undefined)
+  t.equal(formatEventTime(Date.UTC(2026, 10, 20, 10)), '2026-11-20T10:00:00.000Z')
+})
