@@ -34,7 +34,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     // An empty variable counts as unset, as in most shells' `VAR= command`.
     if (value !== undefined && value !== '') values[name] = value
   }
-  for (const error of Value.Errors(Environment, values)) {
+  const error = Value.Errors(Environment, values).First()
+  if (error !== undefined) {
     const name = error.path.slice(1)
     const description = (Environment.properties as Record<string, { description?: string }>)[name]?.description ?? error.message
     throw new ConfigError(`${name} must be ${description}; got ${JSON.stringify(values[name])}`)

@@ -28,7 +28,7 @@ function startServer (env: Record<string, string>) {
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
       if (match !== null) resolve(match[1]!)
     })
-    void exited.then(() => reject(new Error(`exited before listening: ${stderr}`)))
+    exited.then(() => reject(new Error(`exited before listening: ${stderr}`)), reject)
   })
   // Tests of failed start-ups wait on `exited` and never on `listening`.
   listening.catch(() => {})
@@ -60,7 +60,7 @@ t.test('without API_TOKENS a token is generated, printed once, and required', as
   t.equal((await fetch(url)).status, 401, 'no token: 401')
   const answer = await fetch(url, { headers: { authorization: `Bearer ${token}` } })
   t.equal(answer.status, 200)
-  t.equal((await answer.json()).data.length, 5)
+  t.equal(((await answer.json()) as { data: unknown[] }).data.length, 5)
   server.child.kill('SIGTERM')
   t.equal(await server.exited, 0, 'a graceful shutdown on SIGTERM')
 })

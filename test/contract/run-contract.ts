@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import type { Test } from 'tap'
 import { Value } from '@sinclair/typebox/value'
 import { ErrorCode } from '../../schemas/error.js'
 import { EventsResponse } from '../../schemas/events.js'
@@ -6,13 +7,6 @@ import { SpecificationsResponse } from '../../schemas/specifications.js'
 import { ERROR_CODE_HEADER } from '../../src/http/replies.js'
 import { TOKEN } from '../helper.js'
 import type { ContractCase } from './contract-case.js'
-
-interface Test {
-  test (name: string, fn: (t: Test) => Promise<void>): unknown
-  equal (found: unknown, wanted: unknown, message?: string): void
-  same (found: unknown, wanted: unknown, message?: string): void
-  ok (value: unknown, message?: string): void
-}
 
 /** Runs a table of contract cases against a ready provider, whatever store it runs on. */
 export async function runContractCases (t: Test, app: () => FastifyInstance, cases: readonly ContractCase[]): Promise<void> {
