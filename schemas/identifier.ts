@@ -1,14 +1,15 @@
 import { Type } from '@sinclair/typebox'
 
 /**
- * An identifier as stored: any non-empty string without a comma (lists are comma separated)
- * and without surrounding white space (list items are trimmed, so such an ID could never be asked for).
+ * An identifier as stored: any non-empty string without a comma (lists are comma separated),
+ * without surrounding white space (list items are trimmed, so such an ID could never be asked
+ * for) and without control characters (InfluxDB's line protocol cannot carry them in a tag).
  */
 export const Identifier = Type.String({
   minLength: 1,
   maxLength: 1024,
-  pattern: '^(?!\\s)[^,]*(?<!\\s)$',
-  description: 'an identifier: 1 to 1024 characters, no comma, no white space at either end'
+  pattern: '^(?!\\s)[^,\\x00-\\x1f\\x7f]*(?<!\\s)$',
+  description: 'an identifier: 1 to 1024 characters, no comma, no control character, no white space at either end'
 })
 
 /** A comma separated list in a query string: at least one item that is not blank. */

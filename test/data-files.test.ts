@@ -44,6 +44,7 @@ const badFiles: BadFile[] = [
   { name: 'events: an impossible date', file: 'events.ndjson', content: ndjson({ ...goodEvent, date_time: '2025-02-30T00:00:00Z' }), where: 'line 1', reason: /date_time/ },
   { name: 'events: a date no store can hold', file: 'events.ndjson', content: ndjson({ ...goodEvent, date_time: '2300-01-01T00:00:00Z' }), where: 'line 1', reason: /between 1678 and 2261/ },
   { name: 'events: a comma in an ID', file: 'events.ndjson', content: ndjson({ ...goodEvent, device_id: 'd,1' }), where: 'line 1', reason: /device_id: "d,1" is not an identifier/ },
+  { name: 'events: a control character in an ID', file: 'events.ndjson', content: ndjson({ ...goodEvent, space_id: 's\n1' }), where: 'line 1', reason: /space_id: "s\\n1" is not an identifier/ },
   { name: 'events: blank lines are counted', file: 'events.ndjson', content: ndjson(goodEvent, '', '  ', { ...goodEvent, message_id: 7 }), where: 'line 4', reason: /message_id/ },
   { name: 'events: a message_id reused for another event', file: 'events.ndjson', content: ndjson(goodEvent, { ...goodEvent, message_code: 'D' }), where: 'line 2', reason: /already used by line 1 for a different event/ },
   { name: 'specifications: not an array', file: 'specifications.json', content: '{}', where: 'the top level', reason: /expected array/ },
