@@ -18,6 +18,16 @@ export const Environment = Type.Object({
   EVENTS_FILE: text('the path of an NDJSON events file', '\\S'),
   ENTITIES_FILE: text('the path of a JSON entities file', '\\S'),
   SPECIFICATIONS_FILE: text('the path of a JSON specifications file, or none', '\\S'),
+  INFLUX_URL: text('the http(s) URL of an InfluxDB server', '^https?://\\S+$'),
+  INFLUX_TOKEN: text('an InfluxDB API token', '^\\S+$'),
+  INFLUX_ORG: text('an InfluxDB organisation name or ID', '\\S'),
+  INFLUX_BUCKET: text('an InfluxDB bucket name', '\\S'),
+  INFLUX_DATABASE: text('an InfluxDB database name (InfluxQL)', '\\S'),
+  INFLUX_USERNAME: text('an InfluxDB user name', '\\S'),
+  INFLUX_PASSWORD: text('an InfluxDB password', '[\\s\\S]'),
+  INFLUX_QUERY_LANGUAGE: Type.Optional(Type.Union([Type.Literal('flux'), Type.Literal('influxql')], { description: 'one of: flux, influxql' })),
+  INFLUX_MEASUREMENT: text('a measurement name', '\\S'),
+  INFLUX_TIMEOUT_MS: text('a time in milliseconds from 1 to 600000', '^[1-9]\\d{0,5}$'),
   LOG_LEVEL: Type.Optional(Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { description: 'one of: fatal, error, warn, info, debug, trace, silent' }

@@ -19,7 +19,34 @@ export interface Config {
   /** undefined when SPECIFICATIONS_FILE=none: the endpoint answers 204 not_implemented. */
   specificationsFile: string | undefined
   logLevel: LogLevel
+  /** Set when STORE=influxdb. */
+  influx: InfluxSettings | undefined
 }
+
+interface InfluxCommon {
+  url: string
+  measurement: string
+  timeoutMs: number
+}
+
+/** InfluxQL over the 1.x-compatible /query and /write (InfluxDB 1.x, 2.x's v1 API, 3.x). */
+export interface InfluxQLSettings extends InfluxCommon {
+  dialect: 'influxql'
+  database: string
+  token: string | undefined
+  username: string | undefined
+  password: string | undefined
+}
+
+/** Flux and the v2 write API (InfluxDB 2.x). */
+export interface FluxSettings extends InfluxCommon {
+  dialect: 'flux'
+  token: string
+  org: string
+  bucket: string
+}
+
+export type InfluxSettings = InfluxQLSettings | FluxSettings
 
 /** A configuration that cannot run; the message names the variable. */
 export class ConfigError extends Error {
@@ -59,6 +86,55 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     specificationsFile: env_.SPECIFICATIONS_FILE === 'none'
       ? undefined
       : env_.SPECIFICATIONS_FILE ?? join(demoDataDir, 'specifications.json'),
-    logLevel: env_.LOG_LEVEL ?? 'info'
+    logLevel: env_.LOG_LEVEL ?? 'info',
+    influx: (env_.STORE ?? 'memory') === 'influxdb' ? influxSettings(env_) : undefined
   }
+}
+
+/** Which dialect follows from the variables given; missing or contradictory ones are named. */
+export function influxSettings (env: Environment): InfluxSettings {
+  const common = {
+    url: required(env, 'INFLUX_URL', 'STORE=influxdb').replace(/\/+$/, ''),
+    measurement: env.INFLUX_MEASUREMENT ?? 'event',
+    timeoutMs: Number(env.INFLUX_TIMEOUT_MS ?? 5000)
+  }
+  let dialect = env.INFLUX_QUERY_LANGUAGE
+  if (dialect === undefined) {
+    if (env.INFLUX_BUCKET !== undefined && env.INFLUX_DATABASE !== undefined) {
+      throw new ConfigError('INFLUX_BUCKET and INFLUX_DATABASE are both set: set INFLUX_QUERY_LANGUAGE=flux or influxql to say which to use')
+    }
+    if (env.INFLUX_BUCKET === undefined && env.INFLUX_DATABASE === undefined) {
+      throw new ConfigError('STORE=influxdb needs INFLUX_BUCKET (Flux, InfluxDB 2.x) or INFLUX_DATABASE (InfluxQL)')
+    }
+    dialect = env.INFLUX_BUCKET !== undefined ? 'flux' : 'influxql'
+  }
+  if (dialect === 'flux') {
+    return {
+      ...common,
+      dialect,
+      token: required(env, 'INFLUX_TOKEN', 'the Flux dialect'),
+      org: required(env, 'INFLUX_ORG', 'the Flux dialect'),
+      bucket: required(env, 'INFLUX_BUCKET', 'the Flux dialect')
+    }
+  }
+  if (env.INFLUX_TOKEN !== undefined && (env.INFLUX_USERNAME !== undefined || env.INFLUX_PASSWORD !== undefined)) {
+    throw new ConfigError('INFLUX_TOKEN and INFLUX_USERNAME/INFLUX_PASSWORD are both set: give one way to authenticate')
+  }
+  if ((env.INFLUX_USERNAME === undefined) !== (env.INFLUX_PASSWORD === undefined)) {
+    throw new ConfigError('INFLUX_USERNAME and INFLUX_PASSWORD go together: set both or neither')
+  }
+  return {
+    ...common,
+    dialect,
+    database: required(env, 'INFLUX_DATABASE', 'the InfluxQL dialect'),
+    token: env.INFLUX_TOKEN,
+    username: env.INFLUX_USERNAME,
+    password: env.INFLUX_PASSWORD
+  }
+}
+
+function required (env: Environment, name: keyof Environment, neededBy: string): string {
+  const value = env[name]
+  if (value === undefined) throw new ConfigError(`${name} is required by ${neededBy}`)
+  return value
 }

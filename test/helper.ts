@@ -21,6 +21,7 @@ export function testConfig (overrides: Partial<Config> = {}): Config {
     entitiesFile: join(fixturesDir, 'entities.json'),
     specificationsFile: join(fixturesDir, 'specifications.json'),
     logLevel: 'silent',
+    influx: undefined,
     ...overrides
   }
 }

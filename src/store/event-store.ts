@@ -40,3 +40,15 @@ export function compareEvents (aMs: number, aId: string, bMs: number, bId: strin
   if (aMs !== bMs) return aMs - bMs
   return aId < bId ? -1 : aId > bId ? 1 : 0
 }
+
+/** Whether one event answers the query's entity and exclusive filters (the window is the caller's). */
+export function matchesFilters (query: EventQuery, message: Message): boolean {
+  const { entities, messageIds, category, messageCodes } = query
+  if (entities !== undefined &&
+    !(message.device_id !== undefined && entities.deviceIds.has(message.device_id)) &&
+    !(message.space_id !== undefined && entities.spaceIds.has(message.space_id))) return false
+  if (messageIds !== undefined && !messageIds.has(message.message_id)) return false
+  if (category !== undefined && message.message_category !== category) return false
+  if (messageCodes !== undefined && !messageCodes.has(message.message_code)) return false
+  return true
+}

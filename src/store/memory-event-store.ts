@@ -1,7 +1,7 @@
 import type { Message } from '../../schemas/message.js'
 import type { StoredEvent } from '../data/event-lines.js'
 import type { EntityRegistry } from '../registry/entity-registry.js'
-import { compareEvents, type EventQuery, type EventStore, type StoreHealth } from './event-store.js'
+import { compareEvents, matchesFilters, type EventQuery, type EventStore, type StoreHealth } from './event-store.js'
 
 /** Events of one entity (or of all), sorted, with their times in a flat array for binary search. */
 class TimeIndex {
@@ -74,10 +74,9 @@ export class MemoryEventStore implements EventStore {
   }
 
   async * queryEvents (query: EventQuery): AsyncGenerator<Message[]> {
-    const matches = this.#filterOf(query)
     let batch: Message[] = []
     for (const event of this.#candidates(query)) {
-      if (!matches(event)) continue
+      if (!matchesFilters(query, event.message)) continue
       batch.push(event.message)
       if (batch.length === BATCH_SIZE) {
         yield batch
@@ -143,18 +142,5 @@ export class MemoryEventStore implements EventStore {
   * #window (index: TimeIndex, startMs: number, endMs: number): Generator<StoredEvent> {
     const to = index.lowerBound(endMs)
     for (let i = index.lowerBound(startMs); i < to; i++) yield index.events[i]!
-  }
-
-  #filterOf (query: EventQuery): (event: StoredEvent) => boolean {
-    const { entities, category, messageCodes } = query
-    return (event) => {
-      const message = event.message
-      if (entities !== undefined &&
-        !(message.device_id !== undefined && entities.deviceIds.has(message.device_id)) &&
-        !(message.space_id !== undefined && entities.spaceIds.has(message.space_id))) return false
-      if (category !== undefined && message.message_category !== category) return false
-      if (messageCodes !== undefined && !messageCodes.has(message.message_code)) return false
-      return true
-    }
   }
 }
