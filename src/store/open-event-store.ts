@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
 import type { EntityRegistry } from '../registry/entity-registry.js'
 import type { EventStore } from './event-store.js'
+import { openInfluxEventStore } from './influx/open-influx-store.js'
 import { loadMemoryEventStore } from './load-memory-store.js'
 
 /** Builds the store STORE names. */
@@ -12,7 +13,11 @@ export async function openEventStore (config: Config, registry: EntityRegistry, 
       log.info({ file: config.eventsFile, events: store.size }, 'events loaded into the memory store')
       return store
     }
-    case 'influxdb':
-      throw new Error('STORE=influxdb is not available yet')
+    case 'influxdb': {
+      const settings = config.influx!
+      const store = openInfluxEventStore(settings, registry)
+      log.info({ url: settings.url, dialect: settings.dialect, measurement: settings.measurement }, 'events are read from InfluxDB')
+      return store
+    }
   }
 }

@@ -1,0 +1,28 @@
+import type { StoredEvent } from '../data/event-lines.js'
+
+/** One event to ingest, with the line it came from, for the report. */
+export interface IngestEvent {
+  event: StoredEvent
+  line: number
+}
+
+export interface IngestRefusal {
+  line: number
+  reason: string
+}
+
+export interface WriteOutcome {
+  /** Events stored by this call. */
+  written: number
+  /** Events the store already held, identical: nothing to do (re-ingesting is idempotent). */
+  unchanged: number
+  /** Events not stored, with why (a message_id already stored for a different event). */
+  refused: IngestRefusal[]
+}
+
+/** What `npm run ingest` writes through; each store that can be ingested into implements it. */
+export interface EventWriter {
+  prepareForWrites (): Promise<void>
+  writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome>
+  close (): Promise<void>
+}

@@ -1,0 +1,79 @@
+import { Point } from '@influxdata/influxdb-client'
+import type { Message, MessageCategory } from '../../../schemas/message.js'
+import { formatEventTime } from '../../time/rfc3339.js'
+import { decodeTagValue, encodeTagValue } from './tag-value.js'
+
+/**
+ * How events are points. Tags (indexed, bounded cardinality, what queries filter on): device_id
+ * (device events only), space_id, message_code, message_category. Field: message_id, which is
+ * unbounded and so never a tag.
+ *
+ * A point's identity is measurement + tag set + timestamp, and events carry milliseconds. The
+ * six digits below the millisecond hold a slot derived from message_id, so two events of the same
+ * series in the same millisecond land on different points, and the same event always lands on
+ * the same point (re-ingesting is idempotent). When two IDs hash to the same slot, the writer
+ * takes the next free one (see InfluxEventStore.writeEvents), having read the points already there.
+ */
+export const SLOTS_PER_MS = 1_000_000
+
+/** FNV-1a over the UTF-16 code units: cheap, stable, and spread well enough for slots. */
+export function slotOf (messageId: string): number {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < messageId.length; i++) {
+    hash ^= messageId.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return (hash >>> 0) % SLOTS_PER_MS
+}
+
+/** Nanoseconds since the epoch as decimal text: beyond 2^53, so never a JS number. */
+export function nanosecondsOf (epochMs: number, slot: number): string {
+  return (BigInt(epochMs) * 1_000_000n + BigInt(slot)).toString()
+}
+
+export function toLineProtocol (measurement: string, message: Message, epochMs: number, slot: number): string {
+  const point = new Point(measurement)
+  if (message.device_id !== undefined) point.tag('device_id', encodeTagValue(message.device_id))
+  point
+    .tag('space_id', encodeTagValue(message.space_id!))
+    .tag('message_code', encodeTagValue(message.message_code))
+    .tag('message_category', message.message_category)
+    .stringField('message_id', message.message_id)
+    .timestamp(nanosecondsOf(epochMs, slot))
+  return point.toLineProtocol()!
+}
+
+/** The tag set that, with the timestamp, identifies a point. */
+export function seriesKeyOf (message: Message): string {
+  return JSON.stringify([message.device_id ?? null, message.space_id, message.message_code, message.message_category])
+}
+
+/** A point read back, tags still as stored. */
+export interface StoredPointValues {
+  message_id: string
+  message_code: string
+  message_category: string
+  device_id?: string | null | undefined
+  space_id?: string | null | undefined
+}
+
+/** The wire message of a point read back: tags decoded, fields in wire order, UTC milliseconds. */
+export function messageOf (values: StoredPointValues, epochMs: number): Message {
+  const message: Message = {
+    message_id: values.message_id,
+    message_code: decodeTagValue(values.message_code),
+    message_category: values.message_category as MessageCategory,
+    date_time: formatEventTime(epochMs)
+  }
+  if (values.device_id != null && values.device_id !== '') message.device_id = decodeTagValue(values.device_id)
+  if (values.space_id != null && values.space_id !== '') message.space_id = decodeTagValue(values.space_id)
+  return message
+}
+
+/** RFC 3339 with nanoseconds, as InfluxDB writes times, to milliseconds and the slot below them. */
+export function parseStoredTime (text: string): { epochMs: number, slot: number } {
+  const match = /^(.*T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/.exec(text)
+  if (match === null) throw new Error(`unexpected time from InfluxDB: ${text}`)
+  const digits = (match[2] ?? '').padEnd(9, '0')
+  return { epochMs: Date.parse(match[1] + '.' + digits.slice(0, 3) + 'Z'), slot: Number(digits.slice(3)) }
+}

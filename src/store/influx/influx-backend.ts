@@ -1,0 +1,29 @@
+import type { EventQuery } from '../event-store.js'
+import type { StoredPointValues } from './event-point.js'
+import type { TimedMessage } from './ordered-batches.js'
+
+/** A point already in the store, as the writer needs it to place new ones. */
+export interface ExistingPoint {
+  values: StoredPointValues
+  epochMs: number
+  slot: number
+}
+
+/**
+ * What one query dialect (InfluxQL or Flux) does for InfluxEventStore. Failures to reach or
+ * hear from InfluxDB in time are StoreUnavailableError.
+ */
+export interface InfluxBackend {
+  readonly dialect: 'influxql' | 'flux'
+  /** Events in the window with the query's filters pushed down, ordered by time, streamed in batches. */
+  queryEvents (query: EventQuery): AsyncIterable<TimedMessage[]>
+  /** Every point with startMs <= time < endMs, with its exact sub-millisecond slot. */
+  pointsBetween (startMs: number, endMs: number): AsyncIterable<ExistingPoint[]>
+  /** Writes line-protocol lines; throws with InfluxDB's reason when any is refused. */
+  write (lines: readonly string[]): Promise<void>
+  /** Resolves when InfluxDB answers its ping. */
+  ping (): Promise<void>
+  /** Creates the database or checks the bucket, where the dialect can (ingest only). */
+  prepareForWrites (): Promise<void>
+  close (): Promise<void>
+}

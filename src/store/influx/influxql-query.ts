@@ -1,0 +1,52 @@
+import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../../time/rfc3339.js'
+import type { EventQuery } from '../event-store.js'
+import { encodeTagValue } from './tag-value.js'
+
+/** An InfluxQL string literal: only `\` and `'` need escaping (identifiers hold no control characters). */
+export function influxqlString (value: string): string {
+  return "'" + value.replace(/\\/g, '\\\\').replace(/'/g, "\\'") + "'"
+}
+
+/** An InfluxQL identifier (measurement name). */
+export function influxqlIdentifier (name: string): string {
+  return '"' + name.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"'
+}
+
+function influxqlTime (epochMs: number): string {
+  return influxqlString(new Date(Math.min(Math.max(epochMs, EVENT_TIME_MIN_MS), EVENT_TIME_MAX_MS)).toISOString())
+}
+
+/**
+ * Beyond this many entities the OR chain costs InfluxDB more than it saves: the time range is
+ * pushed down alone and the entities are checked as rows arrive.
+ */
+export const MAX_PUSHED_ENTITIES = 500
+
+const COLUMNS = '"message_id", "message_code", "message_category", "device_id", "space_id"'
+
+function anyOf (key: string, values: Iterable<string>, encode: (value: string) => string): string {
+  return '(' + [...values].map((value) => `"${key}" = ${influxqlString(encode(value))}`).join(' OR ') + ')'
+}
+
+const asIs = (value: string) => value
+
+/** The one statement behind an events request: window, entities and exclusive filter all in WHERE. */
+export function buildInfluxQLEventQuery (measurement: string, query: EventQuery): string {
+  const conditions = [`time >= ${influxqlTime(query.startMs)}`, `time < ${influxqlTime(query.endMs)}`]
+  const { entities } = query
+  if (entities !== undefined && entities.deviceIds.size + entities.spaceIds.size <= MAX_PUSHED_ENTITIES) {
+    const either = []
+    if (entities.deviceIds.size > 0) either.push(anyOf('device_id', entities.deviceIds, encodeTagValue))
+    if (entities.spaceIds.size > 0) either.push(anyOf('space_id', entities.spaceIds, encodeTagValue))
+    conditions.push(either.length === 1 ? either[0]! : `(${either.join(' OR ')})`)
+  }
+  if (query.messageIds !== undefined) conditions.push(anyOf('message_id', query.messageIds, asIs))
+  if (query.category !== undefined) conditions.push(`"message_category" = ${influxqlString(query.category)}`)
+  if (query.messageCodes !== undefined) conditions.push(anyOf('message_code', query.messageCodes, encodeTagValue))
+  return `SELECT ${COLUMNS} FROM ${influxqlIdentifier(measurement)} WHERE ${conditions.join(' AND ')} ORDER BY time ASC`
+}
+
+/** Every point in a window, for the writer's collision check. */
+export function buildInfluxQLPointsQuery (measurement: string, startMs: number, endMs: number): string {
+  return `SELECT ${COLUMNS} FROM ${influxqlIdentifier(measurement)} WHERE time >= ${influxqlTime(startMs)} AND time < ${influxqlTime(endMs)} ORDER BY time ASC`
+}
