@@ -12,7 +12,7 @@ import { decodeTagValue, encodeTagValue } from './tag-value.js'
  * six digits below the millisecond hold a slot derived from message_id, so two events of the same
  * series in the same millisecond land on different points, and the same event always lands on
  * the same point (re-ingesting is idempotent). When two IDs hash to the same slot, the writer
- * takes the next free one (see InfluxEventStore.writeEvents), having read the points already there.
+ * takes the next free one (see InfluxEventWriter.writeEvents), having read the points already there.
  */
 export const SLOTS_PER_MS = 1_000_000
 

@@ -3,6 +3,7 @@ import type { EntityRegistry } from '../../registry/entity-registry.js'
 import { FluxBackend } from './flux-backend.js'
 import type { InfluxBackend } from './influx-backend.js'
 import { InfluxEventStore } from './influx-event-store.js'
+import { InfluxEventWriter } from './influx-event-writer.js'
 import { InfluxQLBackend } from './influxql-backend.js'
 
 export function createInfluxBackend (settings: InfluxSettings): InfluxBackend {
@@ -11,5 +12,9 @@ export function createInfluxBackend (settings: InfluxSettings): InfluxBackend {
 
 /** Connects lazily: the provider starts, and reports not ready, while InfluxDB is down. */
 export function openInfluxEventStore (settings: InfluxSettings, registry: EntityRegistry): InfluxEventStore {
-  return new InfluxEventStore(createInfluxBackend(settings), registry, settings.measurement)
+  return new InfluxEventStore(createInfluxBackend(settings), registry)
+}
+
+export function openInfluxEventWriter (settings: InfluxSettings): InfluxEventWriter {
+  return new InfluxEventWriter(createInfluxBackend(settings), settings.measurement)
 }
