@@ -15,9 +15,12 @@ const QUOTED_ID = 'q"uote\\d id'
 
 const E = '/svc/v2/events?'
 const START = 'start_date=2024-01-01T00:00:00Z'
-const ALL = ['e-00', 'e-01', 'e-02', 'e-03', 'e-04', 'e-05', 'e-06', 'e-07', QUOTED_ID, 'e-09', 'e-10', 'e-11', 'e-12', 'e-13']
+// Same device, code and millisecond: distinct events InfluxDB must not merge; the e-slot pair
+// even shares the sub-millisecond slot its message_id hashes to.
+const SAME_MS = ['e-14a', 'e-14b', 'e-slot-9054', 'e-slot-949']
+const ALL = ['e-00', 'e-01', 'e-02', 'e-03', 'e-04', 'e-05', 'e-06', 'e-07', QUOTED_ID, 'e-09', 'e-10', 'e-11', 'e-12', ...SAME_MS, 'e-13']
 const D1_EVENTS = ['e-01', 'e-03', 'e-04', 'e-05', 'e-11']
-const S1_EVENTS = ['e-00', 'e-01', 'e-03', 'e-04', 'e-05', 'e-12', 'e-13']
+const S1_EVENTS = ['e-00', 'e-01', 'e-03', 'e-04', 'e-05', 'e-12', ...SAME_MS, 'e-13']
 
 const device = (id: string): ItemError => ({ id, item_type: 'device', message: 'invalid_device' })
 const space = (id: string): ItemError => ({ id, item_type: 'space', message: 'invalid_space' })
@@ -90,8 +93,8 @@ export const eventRuleCases: ContractCase[] = [
   { name: 'February 29 of a leap year', url: E + 'start_date=2024-02-29T00:00:00Z', ids: ALL, errors: [] },
   { name: 'lower-case t and z', url: E + 'start_date=2024-01-01t00:00:00z', ids: ALL, errors: [] },
   { name: 'fractional seconds of any length', url: E + 'start_date=2024-01-01T00:00:00.123456789Z', ids: ALL, errors: [] },
-  { name: 'an unencoded + offset arrives as a space and still counts', url: E + 'start_date=2025-01-08T01:00:00+01:00', ids: ['e-10', 'e-11', 'e-12', 'e-13'], errors: [] },
-  { name: 'a negative offset', url: E + 'start_date=' + q('2025-01-07T19:00:00-05:00'), ids: ['e-10', 'e-11', 'e-12', 'e-13'], errors: [] }
+  { name: 'an unencoded + offset arrives as a space and still counts', url: E + 'start_date=2025-01-08T01:00:00+01:00', ids: ['e-10', 'e-11', 'e-12', ...SAME_MS, 'e-13'], errors: [] },
+  { name: 'a negative offset', url: E + 'start_date=' + q('2025-01-07T19:00:00-05:00'), ids: ['e-10', 'e-11', 'e-12', ...SAME_MS, 'e-13'], errors: [] }
 ]
 
 export const eventSemanticCases: ContractCase[] = [
@@ -113,10 +116,11 @@ export const eventSemanticCases: ContractCase[] = [
   { name: 'devices, spaces and tags combine as a union, without repeats', url: E + START + '&device_ids=' + q(D6) + '&space_ids=' + q(S2) + '&tag_ids=' + q('soap dispensers'), ids: ['e-01', 'e-02', 'e-03', 'e-04', 'e-05', 'e-06', 'e-09', 'e-11'], errors: [] },
   { name: 'unknown devices, spaces and tags are reported in that order', url: E + START + '&tag_ids=t1,floor-1&space_ids=s1&device_ids=d1', ids: S1_EVENTS, errors: [device('d1'), space('s1'), tag('t1')] },
   { name: 'only unknown entities: empty data and the errors', url: E + START + '&device_ids=x&space_ids=y&tag_ids=z', ids: [], errors: [device('x'), space('y'), tag('z')] },
-  { name: 'message_codes narrows the set', url: E + START + '&message_codes=LOW_LEVEL,EMPTY', ids: ['e-00', 'e-01', 'e-05', 'e-07', 'e-11', 'e-12'], errors: [] },
+  { name: 'message_codes narrows the set', url: E + START + '&message_codes=LOW_LEVEL,EMPTY', ids: ['e-00', 'e-01', 'e-05', 'e-07', 'e-11', 'e-12', ...SAME_MS], errors: [] },
   { name: 'an unknown message code matches nothing', url: E + START + '&message_codes=NOPE', ids: [], errors: [] },
-  { name: 'message_category alert', url: E + START + '&message_category=alert', ids: ['e-00', 'e-04', 'e-06', 'e-07', 'e-09', 'e-12'], errors: [] },
+  { name: 'message_category alert', url: E + START + '&message_category=alert', ids: ['e-00', 'e-04', 'e-06', 'e-07', 'e-09', 'e-12', ...SAME_MS], errors: [] },
   { name: 'message_category notification narrows the entities', url: E + START + '&message_category=notification&device_ids=' + D1, ids: ['e-01', 'e-03', 'e-05', 'e-11'], errors: [] },
+  { name: 'events of one device in one millisecond, by message_id', url: E + 'start_date=2025-01-20T00:00:00Z&end_date=2025-01-22T00:00:00Z&device_ids=' + D2, ids: SAME_MS, errors: [] },
   { name: 'message_ids in any order come back in time order', url: E + START + '&message_ids=e-05,e-00,nope', ids: ['e-00', 'e-05'], errors: [] },
   { name: 'message_ids within the entities asked for', url: E + START + '&device_ids=' + D2 + '&message_ids=e-01,e-12', ids: ['e-12'], errors: [] },
   { name: 'message_ids outside the window', url: E + 'start_date=2025-01-09T00:00:00Z&message_ids=e-00,e-13', ids: ['e-13'], errors: [] },

@@ -1,0 +1,112 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/** A real InfluxDB 1.x (Debian's influxd) on free loopback ports, with its data in a temporary directory. */
+export interface InfluxServer {
+  url: string
+  /** Stops influxd, keeping its data (for outage tests). */
+  stop (): Promise<void>
+  /** Starts it again on the same port and data. */
+  start (): Promise<void>
+  /** Stops it and removes its data. */
+  destroy (): Promise<void>
+}
+
+export function influxdAvailable (): boolean {
+  return spawnSync('influxd', ['version'], { stdio: 'ignore' }).status === 0
+}
+
+/**
+ * In CI the InfluxDB tests are mandatory: a missing influxd fails the run instead of skipping.
+ * Elsewhere they are skipped with the reason. INFLUX_URL points the tests at a running server instead.
+ */
+export function influxSkipReason (): string | false {
+  if (process.env.INFLUX_URL !== undefined && process.env.INFLUX_URL !== '') return false
+  if (influxdAvailable()) return false
+  if (process.env.CI === 'true') throw new Error('influxd is not installed, and CI requires the InfluxDB tests (apt-get install influxdb)')
+  return 'influxd is not installed (apt-get install influxdb), and INFLUX_URL is not set'
+}
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  server.close()
+  await once(server, 'close')
+  return port
+}
+
+async function waitForPing (url: string, child: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`influxd exited with ${child.exitCode}: ${log()}`)
+    try {
+      const response = await fetch(`${url}/ping`, { signal: AbortSignal.timeout(1000) })
+      if (response.status === 204) return
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`influxd did not answer at ${url} within 30 s: ${log()}`)
+}
+
+export async function startInfluxServer (): Promise<InfluxServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'events-influxd-'))
+  const httpPort = await freePort()
+  const rpcPort = await freePort()
+  const configFile = join(dir, 'influxdb.conf')
+  writeFileSync(configFile, [
+    'reporting-disabled = true',
+    `bind-address = "127.0.0.1:${rpcPort}"`,
+    '[meta]', `  dir = "${join(dir, 'meta')}"`,
+    '[data]', `  dir = "${join(dir, 'data')}"`, `  wal-dir = "${join(dir, 'wal')}"`, '  query-log-enabled = false',
+    '[monitor]', '  store-enabled = false',
+    '[http]', `  bind-address = "127.0.0.1:${httpPort}"`, '  log-enabled = false',
+    '[subscriber]', '  enabled = false',
+    '[continuous_queries]', '  enabled = false',
+    ''
+  ].join('\n'))
+  const url = `http://127.0.0.1:${httpPort}`
+  let child: ChildProcess | undefined
+  let output = ''
+
+  const start = async () => {
+    output = ''
+    child = spawn('influxd', ['-config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout!.on('data', (chunk) => { output = (output + chunk).slice(-4000) })
+    child.stderr!.on('data', (chunk) => { output = (output + chunk).slice(-4000) })
+    await waitForPing(url, child, () => output)
+  }
+  const stop = async () => {
+    if (child === undefined || child.exitCode !== null) return
+    const exited = once(child, 'exit')
+    child.kill('SIGTERM')
+    const timer = setTimeout(() => child?.kill('SIGKILL'), 10_000)
+    await exited
+    clearTimeout(timer)
+  }
+  await start()
+  return {
+    url,
+    start,
+    stop,
+    async destroy () {
+      await stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+/** The server the tests use: INFLUX_URL's when given, else a fresh influxd of their own. */
+export async function testInfluxServer (): Promise<InfluxServer> {
+  const url = process.env.INFLUX_URL
+  if (url !== undefined && url !== '') {
+    const unsupported = async () => { throw new Error('an external INFLUX_URL server cannot be stopped by the tests') }
+    return { url, stop: unsupported, start: unsupported, destroy: async () => {} }
+  }
+  return startInfluxServer()
+}
