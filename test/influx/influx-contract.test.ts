@@ -7,13 +7,13 @@ import { eventCases } from '../contract/events-cases.js'
 import { runContractCases } from '../contract/run-contract.js'
 import { specificationCases } from '../contract/specification-cases.js'
 import { AUTH, build, fixturesDir } from '../helper.js'
-import { influxSkipReason, testInfluxServer } from './influx-server.js'
+import { influxSkipReason, influxTestEnv, testInfluxServer } from './influx-server.js'
 
-// The same contract tables as the memory store, on a real InfluxDB through InfluxQL.
-t.test('InfluxDB store (InfluxQL)', { skip: influxSkipReason() }, async (t) => {
+// The same contract tables as the memory store, on a real InfluxDB.
+t.test('InfluxDB store', { skip: influxSkipReason() }, async (t) => {
   const server = await testInfluxServer()
   t.teardown(() => server.destroy())
-  const settings = influxSettings({ INFLUX_URL: server.url, INFLUX_DATABASE: `contract_${process.pid}_${Date.now()}` })
+  const settings = influxSettings(influxTestEnv(server, 'contract'))
 
   const summary = await ingestFile(join(fixturesDir, 'events.ndjson'), openInfluxEventWriter(settings))
   t.same(summary.refused, [], 'every fixture event is accepted')
@@ -22,7 +22,7 @@ t.test('InfluxDB store (InfluxQL)', { skip: influxSkipReason() }, async (t) => {
   const influx = await build(t, { store: 'influxdb', influx: settings })
   const memory = await build(t)
   const ready = await influx.inject({ url: '/health/ready' })
-  t.same(ready.json(), { status: 'ok', store: { kind: 'influxdb (influxql)', ready: true } }, 'ready, on InfluxQL')
+  t.same(ready.json(), { status: 'ok', store: { kind: `influxdb (${settings.dialect})`, ready: true } }, 'ready')
 
   await t.test('events', async (t) => runContractCases(t, () => influx, eventCases))
   await t.test('event_specifications', async (t) => runContractCases(t, () => influx, specificationCases))

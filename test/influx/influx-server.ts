@@ -110,3 +110,32 @@ export async function testInfluxServer (): Promise<InfluxServer> {
   }
   return startInfluxServer()
 }
+
+/**
+ * Settings for one test's data: its own measurement, so tests never see each other's points.
+ * With INFLUX_BUCKET (and INFLUX_ORG, INFLUX_TOKEN) set, the Flux dialect runs against that 2.x
+ * bucket (`npm run test:influx2`); otherwise InfluxQL against the test's influxd.
+ */
+export function influxTestEnv (server: InfluxServer, name: string, extra: Record<string, string> = {}): Record<string, string> {
+  const measurement = `${name}_${process.pid}_${Date.now()}`
+  const bucket = process.env.INFLUX_BUCKET
+  if (bucket !== undefined && bucket !== '') {
+    return {
+      STORE: 'influxdb',
+      INFLUX_URL: server.url,
+      INFLUX_BUCKET: bucket,
+      INFLUX_ORG: process.env.INFLUX_ORG ?? '',
+      INFLUX_TOKEN: process.env.INFLUX_TOKEN ?? '',
+      INFLUX_MEASUREMENT: measurement,
+      ...extra
+    }
+  }
+  return {
+    STORE: 'influxdb',
+    INFLUX_URL: server.url,
+    INFLUX_DATABASE: process.env.INFLUX_DATABASE ?? 'events_tests',
+    ...(process.env.INFLUX_TOKEN ? { INFLUX_TOKEN: process.env.INFLUX_TOKEN } : {}),
+    INFLUX_MEASUREMENT: measurement,
+    ...extra
+  }
+}

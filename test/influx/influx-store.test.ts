@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { influxSettings } from '../../src/config.js'
 import { AUTH, build, fixturesDir } from '../helper.js'
 import { runIngest } from '../ingest-cli.js'
-import { influxSkipReason, testInfluxServer } from './influx-server.js'
+import { influxSkipReason, influxTestEnv, testInfluxServer } from './influx-server.js'
 
 const skip = influxSkipReason()
 const EVENTS = '/svc/v2/events?start_date=2024-01-01T00:00:00Z'
@@ -14,7 +14,7 @@ const EVENTS = '/svc/v2/events?start_date=2024-01-01T00:00:00Z'
 t.test('ingest into InfluxDB: refusals by line, idempotent, served after', { skip }, async (t) => {
   const server = await testInfluxServer()
   t.teardown(() => server.destroy())
-  const env = { STORE: 'influxdb', INFLUX_URL: server.url, INFLUX_DATABASE: `ingest_${process.pid}` }
+  const env = influxTestEnv(server, 'ingest')
 
   const first = await runIngest(join(fixturesDir, 'events.ndjson'), env)
   t.equal(first.code, 0, first.stderr)
@@ -36,7 +36,7 @@ t.test('ingest into InfluxDB: refusals by line, idempotent, served after', { ski
   t.match(third.stdout, 'line 1: message_id "e-00" is already stored for a different event')
   t.match(third.stdout, 'line 2: message_code: expected required property')
 
-  const app = await build(t, { store: 'influxdb', influx: influxSettings({ INFLUX_URL: server.url, INFLUX_DATABASE: env.INFLUX_DATABASE }) })
+  const app = await build(t, { store: 'influxdb', influx: influxSettings(env) })
   const response = await app.inject({ url: EVENTS + '&end_date=2025-01-01T00:00:00.001Z', headers: AUTH })
   t.same(response.json().data.map((m: { message_id: string, message_category: string }) => [m.message_id, m.message_category]),
     [['e-00', 'alert'], ['e-01', 'notification'], ['n-1', 'alert']], 'the refused line did not overwrite e-00; the new event is there')
@@ -46,8 +46,9 @@ t.test('ingest into InfluxDB: refusals by line, idempotent, served after', { ski
 t.test('an outage answers 503 service_unavailable and recovers by itself', { skip: skip || (process.env.INFLUX_URL ? 'needs an influxd the test can stop' : false) }, async (t) => {
   const server = await testInfluxServer()
   t.teardown(() => server.destroy())
-  const settings = influxSettings({ INFLUX_URL: server.url, INFLUX_DATABASE: 'outage', INFLUX_TIMEOUT_MS: '2000' })
-  const run = await runIngest(join(fixturesDir, 'events.ndjson'), { STORE: 'influxdb', INFLUX_URL: server.url, INFLUX_DATABASE: 'outage' })
+  const env = influxTestEnv(server, 'outage', { INFLUX_TIMEOUT_MS: '2000' })
+  const settings = influxSettings(env)
+  const run = await runIngest(join(fixturesDir, 'events.ndjson'), env)
   t.equal(run.code, 0)
   const app = await build(t, { store: 'influxdb', influx: settings })
   const get = async () => app.inject({ url: EVENTS, headers: AUTH })
@@ -107,11 +108,11 @@ t.test('a large answer streams from InfluxDB, identical to the memory store', { 
     space_id: 's'
   }))
   writeFileSync(join(dir, 'events.ndjson'), lines.join('\n') + '\n')
-  const database = 'large'
-  const run = await runIngest(join(dir, 'events.ndjson'), { STORE: 'influxdb', INFLUX_URL: server.url, INFLUX_DATABASE: database })
+  const env = influxTestEnv(server, 'large')
+  const run = await runIngest(join(dir, 'events.ndjson'), env)
   t.equal(run.code, 0, run.stdout + run.stderr)
   const files = { entitiesFile: join(dir, 'entities.json'), eventsFile: join(dir, 'events.ndjson') }
-  const influx = await build(t, { ...files, store: 'influxdb', influx: influxSettings({ INFLUX_URL: server.url, INFLUX_DATABASE: database }) })
+  const influx = await build(t, { ...files, store: 'influxdb', influx: influxSettings(env) })
   const memory = await build(t, files)
   const [a, b] = await Promise.all([memory, influx].map((app) => app.inject({ url: EVENTS, headers: AUTH })))
   t.equal(b!.statusCode, 200)
