@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import { Environment } from '../schemas/config.js'
@@ -19,6 +20,8 @@ export interface Config {
   /** undefined when SPECIFICATIONS_FILE=none: the endpoint answers 204 not_implemented. */
   specificationsFile: string | undefined
   logLevel: LogLevel
+  /** Processes serving on the port (node:cluster); 1 runs in this process alone. */
+  workers: number
   /** Set when STORE=influxdb. */
   influx: InfluxSettings | undefined
 }
@@ -87,6 +90,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       ? undefined
       : env_.SPECIFICATIONS_FILE ?? join(demoDataDir, 'specifications.json'),
     logLevel: env_.LOG_LEVEL ?? 'info',
+    workers: env_.WORKERS === undefined ? 1 : env_.WORKERS === 'auto' ? availableParallelism() : Number(env_.WORKERS),
     influx: (env_.STORE ?? 'memory') === 'influxdb' ? influxSettings(env_) : undefined
   }
 }

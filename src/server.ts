@@ -1,5 +1,7 @@
+import cluster from 'node:cluster'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
+import { runClusterPrimary } from './cluster-primary.js'
 import { ConfigError, loadConfig } from './config.js'
 import { DataFileError } from './data/data-file-error.js'
 
@@ -15,6 +17,12 @@ async function start (): Promise<void> {
     throw error
   }
 
+  if (config.workers > 1 && cluster.isPrimary) {
+    if (config.generatedToken) printGeneratedToken(config.apiTokens[0]!)
+    runClusterPrimary(config)
+    return
+  }
+
   let app
   try {
     app = await buildApp(config)
@@ -26,10 +34,7 @@ async function start (): Promise<void> {
     throw error
   }
 
-  if (config.generatedToken) {
-    // Printed once, on standard output, so a person starting the demo can use it.
-    console.log(`No API_TOKENS set: this run accepts the generated token\n  Authorization: Bearer ${config.apiTokens[0]}`)
-  }
+  if (config.generatedToken) printGeneratedToken(config.apiTokens[0]!)
 
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
@@ -38,6 +43,11 @@ async function start (): Promise<void> {
   })
 
   await app.listen({ port: config.port, host: config.host })
+}
+
+/** Printed once, on standard output, so a person starting the demo can use it. */
+function printGeneratedToken (token: string): void {
+  console.log(`No API_TOKENS set: this run accepts the generated token\n  Authorization: Bearer ${token}`)
 }
 
 await start()

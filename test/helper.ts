@@ -22,6 +22,7 @@ export function testConfig (overrides: Partial<Config> = {}): Config {
     specificationsFile: join(fixturesDir, 'specifications.json'),
     logLevel: 'silent',
     influx: undefined,
+    workers: 1,
     ...overrides
   }
 }

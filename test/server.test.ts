@@ -74,3 +74,28 @@ t.test('with API_TOKENS only those tokens work and none is printed', async (t) =
   t.equal((await fetch(url, { headers: { authorization: 'Bearer beta' } })).status, 200)
   t.equal((await fetch(url, { headers: { authorization: 'Bearer gamma' } })).status, 401)
 })
+
+t.test('WORKERS=2 serves from two processes on one port and stops gracefully', async (t) => {
+  const server = startServer({ ...fixtureEnv, WORKERS: '2' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const base = await server.listening
+  const token = /Authorization: Bearer (\S+)/.exec(server.output().stdout)?.[1]
+  t.equal(server.output().stdout.split('Authorization: Bearer').length - 1, 1, 'the generated token is printed once')
+  const twoListening = /Server listening[\s\S]*Server listening/
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline && !twoListening.test(server.output().stdout)) await new Promise((resolve) => setTimeout(resolve, 50))
+  for (let i = 0; i < 4; i++) {
+    const answer = await fetch(`${base}/svc/v2/events?start_date=2024-01-01T00:00:00Z&device_ids=soap-001`, { headers: { authorization: `Bearer ${token}` } })
+    t.equal(answer.status, 200, 'the workers accept the one generated token')
+    await answer.arrayBuffer()
+  }
+  t.match(server.output().stdout, /Server listening[\s\S]*Server listening/, 'two workers listen')
+  server.child.kill('SIGTERM')
+  t.equal(await server.exited, 0, 'a graceful shutdown on SIGTERM')
+})
+
+t.test('WORKERS=2 with a bad data file stops start-up', async (t) => {
+  const server = startServer({ ...fixtureEnv, WORKERS: '2', EVENTS_FILE: join(fixturesDir, 'no-such.ndjson') })
+  t.equal(await server.exited, 1)
+  t.match(server.output().stderr, 'no-such.ndjson: cannot be read')
+})
