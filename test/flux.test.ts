@@ -96,6 +96,7 @@ t.test('hostile IDs go through the client\'s escaping and cannot change the quer
   const hostile: Array<[id: string, literal: string]> = [
     ['a"b', '"a\\"b"'],
     ['a\\b', '"a\\\\b"'],
+    // eslint-disable-next-line no-template-curly-in-string -- a Flux interpolation, on purpose
     ['${x}', '"\\${x}"'],
     ['$x', '"$x"'],
     ["it's", '"it\'s"'],
@@ -121,7 +122,9 @@ t.test('hostile IDs go through the client\'s escaping and cannot change the quer
   }))!
   t.match(flux, '(r.device_id == "dev\\\\ " or r.space_id == "sp\\\\ ") and (r._value == "msg\\\\") and (r.message_code == "code\\\\ ")')
 
+  // eslint-disable-next-line no-template-curly-in-string -- a Flux interpolation, on purpose
   const odd = buildFluxEventQuery('my "bucket" ${b}', 'ev\\"t', eventQuery({}))!
+  // eslint-disable-next-line no-template-curly-in-string -- the same, escaped
   t.match(odd, 'from(bucket: "my \\"bucket\\" \\${b}")\n')
   t.match(odd, 'r._measurement == "ev\\\\\\"t" and r._field == "message_id"')
 })
@@ -337,6 +340,22 @@ t.test('points for the writer carry their exact slot and tags as stored', async 
   ]])
 })
 
+t.test('a time before 1970 keeps its millisecond and slot (InfluxDB writes the nanoseconds out in full)', async (t) => {
+  const influx = await standInInflux2(t, answerCsv(csv(
+    '#datatype,string,long,dateTime:RFC3339,string,string,string,string,string',
+    '#group,false,false,false,false,true,true,true,true',
+    '#default,_result,,,,,,,',
+    ',result,table,_time,_value,device_id,message_category,message_code,space_id',
+    ',,0,1969-12-31T23:59:59.9980005Z,m-old,d1,alert,E1,s1',
+    ''
+  )))
+  const backend = new FluxBackend(settings(influx.url))
+  const [point] = (await collect(backend.pointsBetween(-DAY, DAY))).flat()
+  t.same([point?.epochMs, point?.slot], [-2, 500], 'stored as -2 ms + slot 500, i.e. -1 999 500 ns')
+  const [event] = (await collect(backend.queryEvents(eventQuery({ startMs: -DAY, endMs: DAY })))).flat()
+  t.same([event?.epochMs, event?.message.date_time], [-2, '1969-12-31T23:59:59.998Z'])
+})
+
 t.test('an empty answer, and an empty window, yield nothing; the empty window asks nothing', async (t) => {
   const influx = await standInInflux2(t, answerCsv('\r\n'))
   const backend = new FluxBackend(settings(influx.url))
@@ -374,11 +393,10 @@ t.test('a reader that stops early closes the connection, so InfluxDB cancels the
     response.write(ROW_HEAD + rows(0, 1500))
     closed = once(response, 'close')
   })
-  const backend = new FluxBackend(settings(influx.url))
-  for await (const batch of backend.queryEvents(eventQuery({}))) {
-    t.equal(batch.length, 1000)
-    break
-  }
+  const batches = new FluxBackend(settings(influx.url)).queryEvents(eventQuery({}))
+  const first = await batches.next()
+  t.equal(first.value?.length, 1000)
+  await batches.return(undefined)
   const started = Date.now()
   await closed
   t.ok(Date.now() - started < 1000, 'the stand-in saw the connection close at once')
