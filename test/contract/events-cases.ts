@@ -138,6 +138,11 @@ export const eventSemanticCases: ContractCase[] = [
       '],"errors":[{"id":"ghost","item_type":"device","message":"invalid_device"}]}'
   },
   {
+    name: 'an event before 1970 keeps its millisecond',
+    url: E + 'start_date=1969-12-31T00:00:00Z&end_date=1970-01-01T00:00:00Z',
+    body: '{"data":[{"message_id":"e-old","message_code":"LOW_LEVEL","message_category":"notification","date_time":"1969-12-31T23:59:59.998Z","device_id":"soap-001","space_id":"bldg-a/floor-1"}],"errors":[]}'
+  },
+  {
     name: 'a space event has no device_id; offsets become UTC',
     url: E + 'start_date=2025-01-01T06:00:00Z&end_date=2025-01-01T07:00:00Z',
     body: '{"data":[{"message_id":"e-02","message_code":"OCCUPANCY_HIGH","message_category":"notification","date_time":"2025-01-01T06:30:00.500Z","space_id":"bldg-a/floor-2"}],"errors":[]}'

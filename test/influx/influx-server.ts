@@ -1,18 +1,21 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve as resolvePath } from 'node:path'
 
-/** A real InfluxDB 1.x (Debian's influxd) on free loopback ports, with its data in a temporary directory. */
+/**
+ * A real InfluxDB 1.x (Debian's influxd) on free loopback ports, with its data in a temporary
+ * directory, or in a given one that outlives it (the benchmark reuses an ingested database).
+ */
 export interface InfluxServer {
   url: string
   /** Stops influxd, keeping its data (for outage tests). */
   stop (): Promise<void>
   /** Starts it again on the same port and data. */
   start (): Promise<void>
-  /** Stops it and removes its data. */
+  /** Stops it and removes its data (a data directory the caller gave is kept). */
   destroy (): Promise<void>
 }
 
@@ -54,8 +57,10 @@ async function waitForPing (url: string, child: ChildProcess, log: () => string)
   throw new Error(`influxd did not answer at ${url} within 30 s: ${log()}`)
 }
 
-export async function startInfluxServer (): Promise<InfluxServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'events-influxd-'))
+/** dataDir: keep meta, data and WAL there (created when missing) instead of in a temporary directory. */
+export async function startInfluxServer (dataDir?: string): Promise<InfluxServer> {
+  if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
+  const dir = dataDir !== undefined ? resolvePath(dataDir) : mkdtempSync(join(tmpdir(), 'events-influxd-'))
   const httpPort = await freePort()
   const rpcPort = await freePort()
   const configFile = join(dir, 'influxdb.conf')
@@ -96,7 +101,7 @@ export async function startInfluxServer (): Promise<InfluxServer> {
     stop,
     async destroy () {
       await stop()
-      rmSync(dir, { recursive: true, force: true })
+      if (dataDir === undefined) rmSync(dir, { recursive: true, force: true })
     }
   }
 }

@@ -18,10 +18,10 @@ t.test('ingest into InfluxDB: refusals by line, idempotent, served after', { ski
 
   const first = await runIngest(join(fixturesDir, 'events.ndjson'), env)
   t.equal(first.code, 0, first.stderr)
-  t.match(first.stdout, '20 written, 0 already stored, 0 refused')
+  t.match(first.stdout, '21 written, 0 already stored, 0 refused')
   const second = await runIngest(join(fixturesDir, 'events.ndjson'), env)
   t.equal(second.code, 0)
-  t.match(second.stdout, '0 written, 20 already stored, 0 refused', 'a second run changes nothing')
+  t.match(second.stdout, '0 written, 21 already stored, 0 refused', 'a second run changes nothing')
 
   const dir = t.testdir()
   const conflicting = join(dir, 'more.ndjson')

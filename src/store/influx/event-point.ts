@@ -57,17 +57,27 @@ export interface StoredPointValues {
   space_id?: string | null | undefined
 }
 
-/** The wire message of a point read back: tags decoded, fields in wire order, UTC milliseconds. */
+/**
+ * The wire message of a point read back: tags decoded, fields in wire order, UTC milliseconds.
+ * A point written by something else may lack a tag; it comes back with empty values, which
+ * isEventMessage turns away, rather than failing the whole answer.
+ */
 export function messageOf (values: StoredPointValues, epochMs: number): Message {
   const message: Message = {
-    message_id: values.message_id,
-    message_code: decodeTagValue(values.message_code),
+    message_id: values.message_id ?? '',
+    message_code: decodeTagValue(values.message_code ?? ''),
     message_category: values.message_category as MessageCategory,
     date_time: formatEventTime(epochMs)
   }
   if (values.device_id != null && values.device_id !== '') message.device_id = decodeTagValue(values.device_id)
   if (values.space_id != null && values.space_id !== '') message.space_id = decodeTagValue(values.space_id)
   return message
+}
+
+/** Whether a point read back is an event this provider wrote (see messageOf). */
+export function isEventMessage (message: Message): boolean {
+  return message.message_id !== '' && message.message_code !== '' &&
+    (message.message_category === 'alert' || message.message_category === 'notification')
 }
 
 /** RFC 3339 with nanoseconds, as InfluxDB writes times, to milliseconds and the slot below them. */

@@ -17,6 +17,7 @@ export class InfluxEventStore implements EventStore {
   }
 
   queryEvents (query: EventQuery): AsyncIterable<Message[]> {
+    if (matchesNothing(query)) return noMessages()
     return orderedBatches(this.#backend.queryEvents(query), query, this.#registry)
   }
 
@@ -33,3 +34,12 @@ export class InfluxEventStore implements EventStore {
     await this.#backend.close()
   }
 }
+
+/** An empty list filter cannot match; the dialects have no way to say so in a query. */
+function matchesNothing (query: EventQuery): boolean {
+  return query.startMs >= query.endMs ||
+    (query.entities !== undefined && query.entities.deviceIds.size === 0 && query.entities.spaceIds.size === 0) ||
+    query.messageIds?.size === 0 || query.messageCodes?.size === 0
+}
+
+async function * noMessages (): AsyncGenerator<Message[]> {}

@@ -41,9 +41,16 @@ export class InfluxQLBackend implements InfluxBackend {
 
   async * queryEvents (query: EventQuery): AsyncGenerator<TimedMessage[]> {
     const statement = buildInfluxQLEventQuery(this.#settings.measurement, query)
-    for await (const series of this.#select(statement, 'ms')) {
+    // epoch=ms is the cheapest form to read, but InfluxDB truncates it toward zero, which is a
+    // millisecond late before 1970; windows reaching back there read the exact RFC 3339 times.
+    const epoch = query.startMs >= 0 ? 'ms' : undefined
+    for await (const series of this.#select(statement, epoch)) {
       const columns = columnIndexes(series.columns)
-      yield series.values.map((row) => ({ message: messageOf(valuesOf(row, columns), row[columns.time] as number), epochMs: row[columns.time] as number }))
+      yield series.values.map((row) => {
+        const time = row[columns.time]
+        const epochMs = typeof time === 'number' ? time : parseStoredTime(time as string).epochMs
+        return { message: messageOf(valuesOf(row, columns), epochMs), epochMs }
+      })
     }
   }
 
@@ -92,8 +99,10 @@ export class InfluxQLBackend implements InfluxBackend {
     if (epoch !== undefined) parameters.epoch = epoch
     const controller = new AbortController()
     const timeoutMs = this.#settings.timeoutMs
-    // The timeout bounds the wait for each piece of the answer, not the whole of a long stream.
-    let timer = setTimeout(() => controller.abort(), timeoutMs)
+    // The timeout bounds each wait for InfluxDB, not the whole of a long stream, and never the
+    // time a reader spends with a batch (it is paused while the batch is out).
+    let timer: NodeJS.Timeout | undefined = setTimeout(() => controller.abort(), timeoutMs)
+    const pause = () => { clearTimeout(timer) }
     const rearm = () => {
       clearTimeout(timer)
       timer = setTimeout(() => controller.abort(), timeoutMs)
@@ -119,7 +128,11 @@ export class InfluxQLBackend implements InfluxBackend {
           while (newline !== -1) {
             const line = pending.slice(0, newline)
             pending = pending.slice(newline + 1)
-            yield * seriesOf(line)
+            for (const series of seriesOf(line)) {
+              pause()
+              yield series
+              rearm()
+            }
             newline = pending.indexOf('\n')
           }
         }
@@ -128,6 +141,7 @@ export class InfluxQLBackend implements InfluxBackend {
         throw unavailable(controller.signal.aborted ? `InfluxDB stopped answering for ${timeoutMs} ms` : 'the connection to InfluxDB broke', error)
       }
       pending += decoder.decode()
+      pause()
       if (pending.trim() !== '') yield * seriesOf(pending)
     } finally {
       clearTimeout(timer)

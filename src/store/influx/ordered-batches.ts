@@ -1,6 +1,7 @@
 import type { Message } from '../../../schemas/message.js'
 import type { EntityRegistry } from '../../registry/entity-registry.js'
 import { matchesFilters, type EventQuery } from '../event-store.js'
+import { isEventMessage } from './event-point.js'
 
 /** One event as a store's query yields it, in time order of milliseconds (order within one is free). */
 export interface TimedMessage {
@@ -35,7 +36,7 @@ export async function * orderedBatches (rows: AsyncIterable<TimedMessage[]>, que
         flushGroup()
         groupMs = epochMs
       }
-      if (registry.knowsEntityOf(message) && matchesFilters(query, message)) group.push(message)
+      if (isEventMessage(message) && registry.knowsEntityOf(message) && matchesFilters(query, message)) group.push(message)
     }
     if (out.length >= BATCH_SIZE) {
       yield out
