@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
+import type { ErrorCodeName } from '../schemas/error.js'
 import { sendError } from '../src/http/replies.js'
 import { readParameterNames } from '../src/http/query-parameter-names.js'
 import { ceilMs, isBefore, parseRfc3339 } from '../src/time/rfc3339.js'
@@ -51,39 +52,56 @@ export default fp(async function queryRules (fastify) {
     const required = schema.required ?? []
     const exclusive = rules.exclusive ?? []
 
-    const checkNames = async (request: FastifyRequest, reply: FastifyReply) => {
-      const names = readParameterNames(request.url)
-      for (const name of names) {
-        if (name === undefined || !known.has(name)) return sendError(reply, 'invalid_parameter')
-      }
-      const seen = new Set<string | undefined>(names)
-      if (seen.size !== names.length) return sendError(reply, 'duplicate_parameter')
-      if (required.length > 0 && (names.length === 0 || required.some((name) => !seen.has(name)))) {
-        return sendError(reply, 'missing_parameter')
-      }
-      if (exclusive.filter((name) => seen.has(name)).length > 1) return sendError(reply, 'invalid_parameter_combination')
+    // Callback-style hooks (they run on every request): reply and stop, or call done.
+    const checkNames = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      const violation = nameRuleViolation(readParameterNames(request.url), known, required, exclusive)
+      if (violation === undefined) done()
+      else sendError(reply, violation)
     }
     route.preValidation = [checkNames, ...toArray(route.preValidation)]
 
     const dates = rules.dateRange
     if (dates === undefined) return
-    const checkDates = async (request: FastifyRequest, reply: FastifyReply) => {
+    const checkDates = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       const query = request.query as Record<string, string | undefined>
-      const now = Date.now()
-      const start = parseRfc3339(query[dates.start] ?? '')
-      if (start === undefined || start.epochMs >= now) return sendError(reply, 'invalid_start_date')
-      const endText = query[dates.end]
-      let endMs = now
-      if (endText !== undefined) {
-        const end = parseRfc3339(endText)
-        if (end === undefined || end.epochMs >= now || !isBefore(start, end)) return sendError(reply, 'invalid_end_date')
-        endMs = ceilMs(end)
+      const range = dateRangeOf(query[dates.start], query[dates.end], Date.now())
+      if (typeof range === 'string') {
+        sendError(reply, range)
+        return
       }
-      request.dateRange = { startMs: ceilMs(start), endMs }
+      request.dateRange = range
+      done()
     }
     route.preHandler = [...toArray(route.preHandler), checkDates]
   })
 }, { name: 'query-rules' })
+
+/** The name rules in the interface's order; the first broken one, if any. */
+export function nameRuleViolation (
+  names: ReadonlyArray<string | undefined>,
+  known: ReadonlySet<string>,
+  required: readonly string[],
+  exclusive: readonly string[]
+): ErrorCodeName | undefined {
+  for (const name of names) {
+    if (name === undefined || !known.has(name)) return 'invalid_parameter'
+  }
+  const seen = new Set<string | undefined>(names)
+  if (seen.size !== names.length) return 'duplicate_parameter'
+  if (required.length > 0 && (names.length === 0 || required.some((name) => !seen.has(name)))) return 'missing_parameter'
+  if (exclusive.filter((name) => seen.has(name)).length > 1) return 'invalid_parameter_combination'
+  return undefined
+}
+
+/** The window of a start and an optional end date at `now`, or the 403 that refuses them. */
+export function dateRangeOf (startText: string | undefined, endText: string | undefined, now: number): DateRange | ErrorCodeName {
+  const start = parseRfc3339(startText ?? '')
+  if (start === undefined || start.epochMs >= now) return 'invalid_start_date'
+  if (endText === undefined) return { startMs: ceilMs(start), endMs: now }
+  const end = parseRfc3339(endText)
+  if (end === undefined || end.epochMs >= now || !isBefore(start, end)) return 'invalid_end_date'
+  return { startMs: ceilMs(start), endMs: ceilMs(end) }
+}
 
 function toArray<T> (value: T | T[] | undefined): T[] {
   if (value === undefined) return []
