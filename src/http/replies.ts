@@ -29,7 +29,7 @@ export function errorObject (reply: FastifyReply, code: ErrorCodeName): FastifyR
  * (cached, or streamed from the store), so the route's response schema documents them but
  * does not serialise them again.
  */
-export function sendJson (reply: FastifyReply, body: string | Readable): FastifyReply {
+export function sendJson (reply: FastifyReply, body: string | Buffer | Readable): FastifyReply {
   return reply.type(JSON_CONTENT_TYPE).send(body)
 }
 

@@ -5,7 +5,8 @@ import type { EventSpecification, SpecificationsResponse } from '../../schemas/s
 export const ENGLISH = 'eng'
 
 export interface SerializedAnswer {
-  body: string
+  /** Bytes, not a string: a cached answer is then sent with no encoding per request. */
+  body: Buffer
   /** A strong validator of the body, for If-None-Match. */
   etag: string
 }
@@ -67,7 +68,7 @@ export class SpecificationCatalog {
         details: specification.details.filter((detail) => languages.has(detail.language))
       })
     }
-    const body = JSON.stringify(response)
+    const body = Buffer.from(JSON.stringify(response))
     return { body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` }
   }
 }
