@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { parse, type ParseError } from 'jsonc-parser'
+import type { Static, TSchema } from '@sinclair/typebox'
 import { DataFileError } from './data-file-error.js'
+import type { SchemaCheck } from './schema-check.js'
 
 /** Reads a JSON file; a missing file or bad JSON becomes a DataFileError naming it (and the line, for bad JSON). */
 export async function readJsonFile (file: string): Promise<unknown> {
@@ -23,4 +25,14 @@ function locateJsonError (text: string): string {
   parse(text, errors, { disallowComments: true, allowTrailingComma: false })
   const offset = errors[0]?.offset ?? text.length
   return `line ${text.slice(0, offset).split('\n').length}`
+}
+
+/** Reads a JSON file and checks it against its schema; the first misfit names the entry. */
+export async function readCheckedJsonFile<T extends TSchema> (file: string, check: SchemaCheck<T>): Promise<Static<T>> {
+  const value = await readJsonFile(file)
+  if (!check.is(value)) {
+    const problem = check.problem(value)!
+    throw new DataFileError(file, problem.path === '' ? 'the top level' : `entry ${problem.path}`, problem.reason)
+  }
+  return value
 }

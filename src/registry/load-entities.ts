@@ -1,6 +1,6 @@
 import { EntitiesFile } from '../../schemas/entities.js'
 import { DataFileError } from '../data/data-file-error.js'
-import { readJsonFile } from '../data/read-json-file.js'
+import { readCheckedJsonFile } from '../data/read-json-file.js'
 import { compileSchemaCheck } from '../data/schema-check.js'
 import { EntityRegistry } from './entity-registry.js'
 
@@ -8,11 +8,7 @@ const entitiesCheck = compileSchemaCheck(EntitiesFile)
 
 /** Loads and checks ENTITIES_FILE: its schema, unique IDs, and that every reference points at a known entity. */
 export async function loadEntityRegistry (file: string): Promise<EntityRegistry> {
-  const entities = await readJsonFile(file)
-  if (!entitiesCheck.is(entities)) {
-    const problem = entitiesCheck.problem(entities)!
-    throw new DataFileError(file, problem.path === '' ? 'the top level' : `entry ${problem.path}`, problem.reason)
-  }
+  const entities = await readCheckedJsonFile(file, entitiesCheck)
   const unique = (kind: 'devices' | 'spaces' | 'tags') => {
     const seen = new Map<string, number>()
     entities[kind].forEach((entry, index) => {

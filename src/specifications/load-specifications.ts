@@ -1,6 +1,6 @@
 import { SpecificationsFile } from '../../schemas/specifications.js'
 import { DataFileError } from '../data/data-file-error.js'
-import { readJsonFile } from '../data/read-json-file.js'
+import { readCheckedJsonFile } from '../data/read-json-file.js'
 import { compileSchemaCheck } from '../data/schema-check.js'
 import { ENGLISH, SpecificationCatalog } from './specification-catalog.js'
 
@@ -8,11 +8,7 @@ const specificationsCheck = compileSchemaCheck(SpecificationsFile)
 
 /** Loads and checks SPECIFICATIONS_FILE: its schema, one entry per code, English in each, one detail per language. */
 export async function loadSpecificationCatalog (file: string): Promise<SpecificationCatalog> {
-  const specifications = await readJsonFile(file)
-  if (!specificationsCheck.is(specifications)) {
-    const problem = specificationsCheck.problem(specifications)!
-    throw new DataFileError(file, problem.path === '' ? 'the top level' : `entry ${problem.path}`, problem.reason)
-  }
+  const specifications = await readCheckedJsonFile(file, specificationsCheck)
   const codes = new Map<string, number>()
   specifications.forEach((specification, index) => {
     const first = codes.get(specification.message_code)
