@@ -4,6 +4,7 @@ import { messageOf, parseStoredTime, type StoredPointValues } from './event-poin
 import type { ExistingPoint, InfluxBackend } from './influx-backend.js'
 import { buildInfluxQLEventQuery, buildInfluxQLPointsQuery, influxqlIdentifier } from './influxql-query.js'
 import type { TimedMessage } from './ordered-batches.js'
+import { InfluxHttp, readText } from './influx-http.js'
 
 const CHUNK_SIZE = 10_000
 
@@ -29,14 +30,16 @@ function unavailable (message: string, cause?: unknown): StoreUnavailableError {
 export class InfluxQLBackend implements InfluxBackend {
   readonly dialect = 'influxql'
   readonly #settings: InfluxQLSettings
-  readonly #headers: Record<string, string> = {}
+  readonly #http: InfluxHttp
 
   constructor (settings: InfluxQLSettings) {
     this.#settings = settings
-    if (settings.token !== undefined) this.#headers.authorization = `Token ${settings.token}`
+    const headers: Record<string, string> = {}
+    if (settings.token !== undefined) headers.authorization = `Token ${settings.token}`
     if (settings.username !== undefined) {
-      this.#headers.authorization = 'Basic ' + Buffer.from(`${settings.username}:${settings.password ?? ''}`).toString('base64')
+      headers.authorization = 'Basic ' + Buffer.from(`${settings.username}:${settings.password ?? ''}`).toString('base64')
     }
+    this.#http = new InfluxHttp(settings.url, headers, settings.timeoutMs)
   }
 
   async * queryEvents (query: EventQuery): AsyncGenerator<TimedMessage[]> {
@@ -63,42 +66,49 @@ export class InfluxQLBackend implements InfluxBackend {
   }
 
   async write (lines: readonly string[]): Promise<void> {
-    const url = this.#url('/write', { db: this.#settings.database, precision: 'ns' })
-    const response = await this.#fetch(url, { method: 'POST', body: lines.join('\n'), headers: { 'content-type': 'text/plain; charset=utf-8' } })
-    if (response.status !== 204) {
-      const text = await response.text()
+    const response = await this.#http.request({
+      method: 'POST',
+      path: '/write',
+      query: { db: this.#settings.database, precision: 'ns' },
+      body: lines.join('\n'),
+      contentType: 'text/plain; charset=utf-8'
+    })
+    const text = await readText(response)
+    if (response.statusCode !== 204) {
       const reason = safeJson(text)?.error ?? text
-      if (response.status >= 500) throw unavailable(`InfluxDB refused a write (${response.status}): ${reason}`)
-      throw new Error(`InfluxDB refused a write (${response.status}): ${reason}`)
+      if ((response.statusCode ?? 500) >= 500) throw unavailable(`InfluxDB refused a write (${response.statusCode}): ${reason}`)
+      throw new Error(`InfluxDB refused a write (${response.statusCode}): ${reason}`)
     }
   }
 
   async ping (): Promise<void> {
-    const response = await this.#fetch(this.#url('/ping', {}), { method: 'GET' })
-    await response.arrayBuffer()
-    if (response.status !== 204 && response.status !== 200) throw unavailable(`InfluxDB ping answered ${response.status}`)
+    const response = await this.#http.request({ method: 'GET', path: '/ping' })
+    response.resume()
+    if (response.statusCode !== 204 && response.statusCode !== 200) throw unavailable(`InfluxDB ping answered ${response.statusCode}`)
   }
 
   async prepareForWrites (): Promise<void> {
     // CREATE DATABASE is idempotent on 1.x; 2.x's v1 API maps databases to buckets instead, so
     // there a refusal is expected and the write itself will say whether the mapping exists.
-    const url = this.#url('/query', {})
-    const response = await this.#fetch(url, {
+    const response = await this.#http.request({
       method: 'POST',
-      body: new URLSearchParams({ q: `CREATE DATABASE ${influxqlIdentifier(this.#settings.database)}` }),
-      headers: { 'content-type': 'application/x-www-form-urlencoded' }
+      path: '/query',
+      body: new URLSearchParams({ q: `CREATE DATABASE ${influxqlIdentifier(this.#settings.database)}` }).toString(),
+      contentType: 'application/x-www-form-urlencoded'
     })
-    await response.arrayBuffer()
+    response.resume()
   }
 
-  async close (): Promise<void> {}
+  async close (): Promise<void> {
+    this.#http.close()
+  }
 
   /** Runs a SELECT with chunked results, yielding each series chunk as it arrives. */
   async * #select (statement: string, epoch: 'ms' | undefined): AsyncGenerator<Series> {
     const parameters: Record<string, string> = { db: this.#settings.database, q: statement, chunked: 'true', chunk_size: String(CHUNK_SIZE) }
     if (epoch !== undefined) parameters.epoch = epoch
     const controller = new AbortController()
-    const timeoutMs = this.#settings.timeoutMs
+    const timeoutMs = this.#http.timeoutMs
     // The timeout bounds each wait for InfluxDB, not the whole of a long stream, and never the
     // time a reader spends with a batch (it is paused while the batch is out).
     let timer: NodeJS.Timeout | undefined = setTimeout(() => controller.abort(), timeoutMs)
@@ -107,23 +117,25 @@ export class InfluxQLBackend implements InfluxBackend {
       clearTimeout(timer)
       timer = setTimeout(() => controller.abort(), timeoutMs)
     }
+    let complete = false
     try {
-      const response = await this.#fetch(this.#url('/query', {}), {
+      const response = await this.#http.request({
         method: 'POST',
-        body: new URLSearchParams(parameters),
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        path: '/query',
+        body: new URLSearchParams(parameters).toString(),
+        contentType: 'application/x-www-form-urlencoded',
         signal: controller.signal
       })
-      if (response.status !== 200 || response.body === null) {
-        const text = await response.text()
-        throw unavailable(`InfluxDB answered ${response.status} to a query: ${safeJson(text)?.error ?? text}`)
+      if (response.statusCode !== 200) {
+        const text = await readText(response)
+        throw unavailable(`InfluxDB answered ${response.statusCode} to a query: ${safeJson(text)?.error ?? text}`)
       }
-      const decoder = new TextDecoder()
+      response.setEncoding('utf8')
       let pending = ''
       try {
-        for await (const bytes of response.body) {
+        for await (const chunk of response) {
           rearm()
-          pending += decoder.decode(bytes as Uint8Array, { stream: true })
+          pending += chunk as string
           let newline = pending.indexOf('\n')
           while (newline !== -1) {
             const line = pending.slice(0, newline)
@@ -140,28 +152,14 @@ export class InfluxQLBackend implements InfluxBackend {
         if (error instanceof StoreUnavailableError) throw error
         throw unavailable(controller.signal.aborted ? `InfluxDB stopped answering for ${timeoutMs} ms` : 'the connection to InfluxDB broke', error)
       }
-      pending += decoder.decode()
       pause()
       if (pending.trim() !== '') yield * seriesOf(pending)
+      complete = true
     } finally {
       clearTimeout(timer)
-      // Stops InfluxDB's work when the reader leaves early (a client went away).
-      controller.abort()
-    }
-  }
-
-  #url (path: string, parameters: Record<string, string>): string {
-    const query = new URLSearchParams(parameters).toString()
-    return `${this.#settings.url}${path}${query === '' ? '' : '?' + query}`
-  }
-
-  async #fetch (url: string, init: RequestInit): Promise<Response> {
-    const signal = init.signal ?? AbortSignal.timeout(this.#settings.timeoutMs)
-    try {
-      return await fetch(url, { ...init, signal, headers: { ...this.#headers, ...(init.headers as Record<string, string> | undefined) } })
-    } catch (error) {
-      if (signal.aborted) throw unavailable(`InfluxDB did not answer within ${this.#settings.timeoutMs} ms`, error)
-      throw unavailable(`InfluxDB cannot be reached at ${this.#settings.url}`, error)
+      // A reader that leaves early (a client went away) stops InfluxDB's work; a finished answer
+      // leaves its connection to be kept alive.
+      if (!complete) controller.abort()
     }
   }
 }

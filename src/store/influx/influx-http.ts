@@ -1,0 +1,67 @@
+import http, { type IncomingMessage } from 'node:http'
+import https from 'node:https'
+import { StoreUnavailableError } from '../event-store.js'
+
+export interface InfluxRequest {
+  method: 'GET' | 'POST'
+  path: string
+  query?: Record<string, string>
+  body?: string
+  contentType?: string
+  signal?: AbortSignal
+}
+
+/**
+ * HTTP to InfluxDB over kept-alive connections (node:http: no web-stream layer in between, and
+ * no gzip, which costs the provider more to inflate than the bytes cost to carry).
+ */
+export class InfluxHttp {
+  readonly #base: URL
+  readonly #headers: Record<string, string>
+  readonly #timeoutMs: number
+  readonly #agent: http.Agent
+
+  constructor (baseUrl: string, headers: Record<string, string>, timeoutMs: number) {
+    this.#base = new URL(baseUrl)
+    this.#headers = { 'accept-encoding': 'identity', ...headers }
+    this.#timeoutMs = timeoutMs
+    const Agent = this.#base.protocol === 'https:' ? https.Agent : http.Agent
+    this.#agent = new Agent({ keepAlive: true, maxSockets: 128, maxFreeSockets: 32 })
+  }
+
+  get timeoutMs (): number {
+    return this.#timeoutMs
+  }
+
+  /** Resolves with the response once its headers arrive; the caller reads (or discards) its body. */
+  request (options: InfluxRequest): Promise<IncomingMessage> {
+    const url = new URL(options.path, this.#base)
+    for (const [name, value] of Object.entries(options.query ?? {})) url.searchParams.set(name, value)
+    const signal = options.signal ?? AbortSignal.timeout(this.#timeoutMs)
+    const headers: Record<string, string> = { ...this.#headers }
+    if (options.contentType !== undefined) headers['content-type'] = options.contentType
+    if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body))
+    const transport = url.protocol === 'https:' ? https : http
+    return new Promise((resolve, reject) => {
+      const request = transport.request(url, { method: options.method, headers, agent: this.#agent, signal }, resolve)
+      request.on('error', (error) => {
+        reject(signal.aborted
+          ? new StoreUnavailableError(`InfluxDB did not answer within ${this.#timeoutMs} ms`, { cause: error })
+          : new StoreUnavailableError(`InfluxDB cannot be reached at ${this.#base.origin}`, { cause: error }))
+      })
+      request.end(options.body)
+    })
+  }
+
+  close (): void {
+    this.#agent.destroy()
+  }
+}
+
+/** The whole body of a short answer, as text. */
+export async function readText (response: IncomingMessage): Promise<string> {
+  response.setEncoding('utf8')
+  let text = ''
+  for await (const chunk of response) text += chunk as string
+  return text
+}
