@@ -46,3 +46,14 @@ t.test('event times are limited to what every store can hold', async (t) => {
   t.equal(parseEventTime('2262-01-01T00:00:00Z'), undefined)
   t.equal(formatEventTime(Date.UTC(2026, 10, 20, 10)), '2026-11-20T10:00:00.000Z')
 })
+
+t.test('event times are written exactly as toISOString writes them', async (t) => {
+  const samples = [0, -1, -86_400_001, 1, 999, 86_399_999, Date.UTC(1678, 0, 1), Date.UTC(2262, 0, 1) - 1, Date.UTC(2024, 1, 29, 23, 59, 59, 999)]
+  let seed = 7
+  for (let i = 0; i < 20_000; i++) {
+    seed = (seed * 48271) % 2147483647
+    samples.push(Date.UTC(1678, 0, 1) + Math.floor((seed / 2147483647) * (Date.UTC(2262, 0, 1) - Date.UTC(1678, 0, 1))))
+  }
+  const wrong = samples.filter((ms) => formatEventTime(ms) !== new Date(ms).toISOString())
+  t.same(wrong, [], `${samples.length} instants from 1678 to 2261`)
+})
