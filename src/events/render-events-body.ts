@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import fastJson from 'fast-json-stringify'
 import { ItemError } from '../../schemas/events.js'
-import { Message } from '../../schemas/message.js'
-import type { Message as MessageType } from '../../schemas/message.js'
 import type { ItemError as ItemErrorType } from '../../schemas/events.js'
+import type { Message } from '../../schemas/message.js'
+import { messageJson } from './message-json.js'
 
-const serializeMessage = fastJson(Message)
 const serializeErrors = fastJson({ type: 'array', items: ItemError })
 
 /** Bodies up to this size go out whole, with a Content-Length; larger ones stream as they are read. */
@@ -14,32 +14,35 @@ const WHOLE_BODY_LIMIT = 256 * 1024
 /**
  * The events object, `{"data":[...],"errors":[...]}`, written as the store's batches arrive.
  * A small answer is returned as one string; once it grows past WHOLE_BODY_LIMIT the rest is
- * streamed, so a large answer never sits whole in memory.
+ * streamed, so a large answer never sits whole in memory. Between batches the event loop gets a
+ * turn, so small requests are served while a large answer is being written.
  */
-export async function renderEventsBody (batches: AsyncIterable<MessageType[]>, errors: readonly ItemErrorType[]): Promise<string | Readable> {
+export async function renderEventsBody (batches: AsyncIterable<Message[]>, errors: readonly ItemErrorType[]): Promise<string | Readable> {
   const tail = '],"errors":' + serializeErrors(errors as ItemErrorType[]) + '}'
   const iterator = batches[Symbol.asyncIterator]()
   let head = '{"data":['
   let first = true
-  while (true) {
+  for (let turn = 0; ; turn++) {
+    if (turn > 0) await nextTurn()
     const next = await iterator.next()
     if (next.done === true) return head + tail
     for (const message of next.value) {
-      head += first ? serializeMessage(message) : ',' + serializeMessage(message)
+      head += first ? messageJson(message) : ',' + messageJson(message)
       first = false
     }
     if (head.length > WHOLE_BODY_LIMIT) return Readable.from(streamRest(head, iterator, tail), { objectMode: false })
   }
 }
 
-async function * streamRest (head: string, iterator: AsyncIterator<MessageType[]>, tail: string): AsyncGenerator<string> {
+async function * streamRest (head: string, iterator: AsyncIterator<Message[]>, tail: string): AsyncGenerator<string> {
   try {
     yield head
     while (true) {
+      await nextTurn()
       const next = await iterator.next()
       if (next.done === true) break
       let chunk = ''
-      for (const message of next.value) chunk += ',' + serializeMessage(message)
+      for (const message of next.value) chunk += ',' + messageJson(message)
       yield chunk
     }
     yield tail
