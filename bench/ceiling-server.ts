@@ -1,0 +1,31 @@
+import { readFile } from 'node:fs/promises'
+import Fastify from 'fastify'
+
+/**
+ * The framework ceiling, run as a child process: a bare Fastify server whose single route answers
+ * every GET with the body it was last given, byte for byte, with its status and content type. The
+ * parent sends `{ file, status, contentType }` over IPC and waits for `{ serving: true }` before
+ * measuring; it learns the port from the first message, `{ port }`.
+ */
+interface Reply {
+  body: Buffer
+  status: number
+  contentType: string
+}
+
+let current: Reply = { body: Buffer.from('{}'), status: 200, contentType: 'application/json' }
+
+const fastify = Fastify({ logger: false })
+fastify.get('/*', async (request, reply) => reply.code(current.status).header('content-type', current.contentType).send(current.body))
+
+process.on('message', (message: { file: string, status: number, contentType: string }) => {
+  readFile(message.file).then((body) => {
+    current = { body, status: message.status, contentType: message.contentType }
+    process.send!({ serving: true })
+  }, (error: Error) => process.send!({ error: error.message }))
+})
+process.on('disconnect', () => process.exit(0))
+process.on('SIGTERM', () => process.exit(0))
+
+await fastify.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' })
+process.send!({ port: (fastify.server.address() as { port: number }).port })

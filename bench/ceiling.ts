@@ -1,0 +1,63 @@
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { projectRoot } from '../src/project-root.js'
+import { LOOPBACK } from './ports.js'
+import { startChild, stopChild, type Child } from './processes.js'
+
+/** A captured answer of the provider, to be served again by the framework ceiling. */
+export interface CapturedReply {
+  status: number
+  contentType: string
+  body: Buffer
+}
+
+/** The parent's side of bench/ceiling-server.ts. */
+export interface FrameworkCeiling {
+  url: string
+  pid: number
+  /** Serves exactly these bytes from now on. */
+  serve (reply: CapturedReply): Promise<void>
+  stop (): Promise<void>
+}
+
+export async function startFrameworkCeiling (scratchDir: string): Promise<FrameworkCeiling> {
+  const child: Child = startChild(process.execPath, ['--import', 'tsx', join(projectRoot, 'bench', 'ceiling-server.ts')], {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH ?? '', PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc']
+  })
+  const ask = async <T>(wanted: (message: Record<string, unknown>) => boolean): Promise<T> => new Promise<T>((resolve, reject) => {
+    const onMessage = (message: Record<string, unknown>) => {
+      if (typeof message.error === 'string') {
+        cleanup()
+        reject(new Error(`the framework ceiling failed: ${message.error}`))
+      } else if (wanted(message)) {
+        cleanup()
+        resolve(message as T)
+      }
+    }
+    const onExit = () => {
+      cleanup()
+      reject(new Error(`the framework ceiling exited: ${child.output()}`))
+    }
+    const cleanup = () => {
+      child.process.off('message', onMessage)
+      child.process.off('exit', onExit)
+    }
+    child.process.on('message', onMessage)
+    child.process.on('exit', onExit)
+  })
+  const { port } = await ask<{ port: number }>((message) => typeof message.port === 'number')
+  const file = join(scratchDir, `ceiling-body-${process.pid}`)
+  return {
+    url: `http://${LOOPBACK}:${port}`,
+    pid: child.pid,
+    async serve (reply) {
+      await writeFile(file, reply.body)
+      const serving = ask((message) => message.serving === true)
+      child.process.send({ file, status: reply.status, contentType: reply.contentType })
+      await serving
+    },
+    stop: () => stopChild(child)
+  }
+}

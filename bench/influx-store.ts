@@ -1,0 +1,130 @@
+import { existsSync } from 'node:fs'
+import { readFile, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { projectRoot } from '../src/project-root.js'
+import { startInfluxServer, type InfluxServer } from '../test/influx/influx-server.js'
+import type { Dataset } from './dataset.js'
+import { log } from './log.js'
+import { startChild, stopChild, waitForExit } from './processes.js'
+
+export const INFLUX_DATABASE = 'bench'
+export const INFLUX_MEASUREMENT = 'event'
+
+/** influxd (Debian's 1.x, as the tests run it) holding the data set. */
+export interface InfluxStore {
+  server: InfluxServer
+  url: string
+  database: string
+  measurement: string
+  /** Points in the measurement, counted after start. */
+  points: number
+  reused: boolean
+  ingestSeconds: number | undefined
+}
+
+interface IngestManifest {
+  database: string
+  measurement: string
+  events: number
+  ingestSeconds: number
+  ingestedAt: string
+}
+
+const MANIFEST = 'influx-manifest.json'
+
+/** The environment the provider and the ingest use for this database. */
+export function influxEnv (url: string): Record<string, string> {
+  return {
+    STORE: 'influxdb',
+    INFLUX_URL: url,
+    INFLUX_DATABASE,
+    INFLUX_MEASUREMENT,
+    INFLUX_TIMEOUT_MS: '60000'
+  }
+}
+
+/**
+ * Starts influxd on the data set's own data folder. An ingest finished by an earlier run (its
+ * manifest matches, and the point count agrees) is reused; anything else is wiped and ingested
+ * with `src/cli/ingest.ts`, which takes minutes for a million events.
+ */
+export async function openInfluxStore (dataset: Dataset): Promise<InfluxStore> {
+  const dataDir = join(dataset.dir, 'influxdb')
+  const manifestFile = join(dataset.dir, MANIFEST)
+  const manifest = await readManifest(manifestFile)
+  const reusable = manifest !== undefined && manifest.events === dataset.events &&
+    manifest.database === INFLUX_DATABASE && manifest.measurement === INFLUX_MEASUREMENT && existsSync(dataDir)
+
+  if (reusable) {
+    log('influxd: starting on the data ingested by an earlier run')
+    const server = await startInfluxServer(dataDir)
+    try {
+      const points = await countPoints(server.url)
+      if (points === dataset.events) {
+        return { server, url: server.url, database: INFLUX_DATABASE, measurement: INFLUX_MEASUREMENT, points, reused: true, ingestSeconds: undefined }
+      }
+      log(`influxd: the earlier ingest holds ${points} points, not ${dataset.events}; ingesting again`)
+    } catch (error) {
+      log(`influxd: the earlier ingest cannot be read (${(error as Error).message}); ingesting again`)
+    }
+    await server.destroy()
+  }
+
+  await rm(manifestFile, { force: true })
+  await rm(dataDir, { recursive: true, force: true })
+  const server = await startInfluxServer(dataDir)
+  try {
+    log(`influxd: ingesting ${dataset.events} events (src/cli/ingest.ts)`)
+    const started = performance.now()
+    await ingest(dataset.eventsFile, server.url)
+    const ingestSeconds = (performance.now() - started) / 1000
+    const points = await countPoints(server.url)
+    if (points !== dataset.events) throw new Error(`InfluxDB holds ${points} points after the ingest of ${dataset.events} events`)
+    const written: IngestManifest = { database: INFLUX_DATABASE, measurement: INFLUX_MEASUREMENT, events: points, ingestSeconds, ingestedAt: new Date().toISOString() }
+    await writeFile(manifestFile, JSON.stringify(written, null, 2) + '\n')
+    log(`influxd: ${points} events ingested in ${ingestSeconds.toFixed(1)} s`)
+    return { server, url: server.url, database: INFLUX_DATABASE, measurement: INFLUX_MEASUREMENT, points, reused: false, ingestSeconds }
+  } catch (error) {
+    await server.destroy()
+    throw error
+  }
+}
+
+async function readManifest (file: string): Promise<IngestManifest | undefined> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as IngestManifest
+  } catch {
+    return undefined
+  }
+}
+
+async function ingest (eventsFile: string, url: string): Promise<void> {
+  const child = startChild(process.execPath, ['--import', 'tsx', join(projectRoot, 'src', 'cli', 'ingest.ts'), eventsFile], {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH ?? '', ...influxEnv(url) }
+  })
+  const started = Date.now()
+  const ticker = setInterval(() => log(`influxd: still ingesting (${Math.round((Date.now() - started) / 1000)} s)`), 30_000)
+  try {
+    const code = await waitForExit(child)
+    if (code !== 0) throw new Error(`the ingest failed (${code}): ${child.output()}`)
+  } finally {
+    clearInterval(ticker)
+    await stopChild(child)
+  }
+}
+
+/** SELECT count over the whole measurement. */
+export async function countPoints (url: string): Promise<number> {
+  const body = new URLSearchParams({ db: INFLUX_DATABASE, q: `SELECT count("message_id") FROM "${INFLUX_MEASUREMENT}"` })
+  const response = await fetch(`${url}/query`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    signal: AbortSignal.timeout(120_000)
+  })
+  const answer = await response.json() as { results?: Array<{ error?: string, series?: Array<{ values: unknown[][] }> }> }
+  const result = answer.results?.[0]
+  if (response.status !== 200 || result?.error !== undefined) throw new Error(`count query answered ${response.status}: ${result?.error ?? ''}`)
+  return Number(result?.series?.[0]?.values[0]?.[1] ?? 0)
+}

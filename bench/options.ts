@@ -1,0 +1,111 @@
+import { parseArgs } from 'node:util'
+import { join, resolve } from 'node:path'
+import { projectRoot } from '../src/project-root.js'
+
+/** The size of the generated data set (the generator's options, without --end and --out). */
+export interface DatasetSize {
+  devices: number
+  spaces: number
+  codes: number
+  days: number
+  seed: number
+}
+
+/** How long and how hard each measurement runs. */
+export interface Profile {
+  name: 'full' | 'quick'
+  dataset: DatasetSize
+  /** Seconds of one measurement (one round of one target). */
+  durationSec: number
+  /**
+   * Seconds of unrecorded load on each contender before its first round (0: none). autocannon
+   * stops on its one-second tick, so every load lasts at least a second.
+   */
+  warmupSec: number
+  /** Provider-then-ceiling rounds per scenario. */
+  rounds: number
+  /** Concurrent connections of every measurement but the large scenario's. */
+  connections: number
+  /**
+   * The large scenario (about 100,000 events, 19 MB an answer): fewer connections and longer
+   * rounds, so that each round completes several answers even from InfluxDB.
+   */
+  large: { connections: number, durationSec: number }
+  /** Connections looping large requests while small ones are measured. */
+  loadConnections: number
+  /** Interval of the provider's RSS sampling. */
+  rssSampleMs: number
+}
+
+export const FULL: Profile = {
+  name: 'full',
+  dataset: { devices: 5000, spaces: 500, codes: 200, days: 365, seed: 1 },
+  durationSec: 5,
+  warmupSec: 2,
+  rounds: 3,
+  connections: 10,
+  large: { connections: 2, durationSec: 10 },
+  loadConnections: 2,
+  rssSampleMs: 50
+}
+
+export const QUICK: Profile = {
+  name: 'quick',
+  dataset: { devices: 100, spaces: 20, codes: 40, days: 30, seed: 1 },
+  durationSec: 1,
+  warmupSec: 0,
+  rounds: 2,
+  connections: 10,
+  large: { connections: 2, durationSec: 1 },
+  loadConnections: 2,
+  rssSampleMs: 50
+}
+
+export interface BenchOptions {
+  profile: Profile
+  /** Where latest.json and latest.md go (--results DIR or BENCH_RESULTS_DIR; default bench/results). */
+  resultsDir: string
+  /** Where data sets and InfluxDB data are kept between runs (--data DIR or BENCH_DATA_DIR; default bench/data). */
+  dataRoot: string
+  /** Write a CPU profile of the memory-store provider during the small scenario into the results folder. */
+  cpuProfile: boolean
+}
+
+export const USAGE = `Usage: npm run bench -- [--quick] [--results DIR] [--data DIR] [--cpu-prof]
+
+  --quick        a tiny data set and 1 s measurements (CI); the default is the full run
+  --results DIR  where latest.json and latest.md are written (also BENCH_RESULTS_DIR; default bench/results)
+  --data DIR     where generated data sets and InfluxDB data are kept (also BENCH_DATA_DIR; default bench/data)
+  --cpu-prof     also profile the memory-store provider during the small scenario (a .cpuprofile in the results folder)`
+
+export class UsageError extends Error {
+  override name = 'UsageError'
+}
+
+export function parseBenchOptions (args: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
+  let values
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      options: {
+        quick: { type: 'boolean' },
+        results: { type: 'string' },
+        data: { type: 'string' },
+        'cpu-prof': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' }
+      },
+      strict: true,
+      allowPositionals: false
+    }))
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+  if (values.help === true) throw new UsageError('')
+  const nonEmpty = (value: string | undefined) => value === undefined || value === '' ? undefined : value
+  return {
+    profile: values.quick === true ? QUICK : FULL,
+    resultsDir: resolve(nonEmpty(values.results) ?? nonEmpty(env.BENCH_RESULTS_DIR) ?? join(projectRoot, 'bench', 'results')),
+    dataRoot: resolve(nonEmpty(values.data) ?? nonEmpty(env.BENCH_DATA_DIR) ?? join(projectRoot, 'bench', 'data')),
+    cpuProfile: values['cpu-prof'] === true
+  }
+}

@@ -1,0 +1,196 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Dataset } from './dataset.js'
+import type { InfluxStore } from './influx-store.js'
+import type { Machine } from './machine.js'
+import type { ScenarioResult } from './measure-scenario.js'
+import type { Profile } from './options.js'
+import type { SmallProfile } from './profile-small.js'
+import type { Revision } from './revision.js'
+import type { Metrics } from './stats.js'
+import type { TargetCheck } from './targets.js'
+import type { WorkersComparison } from './workers.js'
+
+/** bench/results/latest.json. It names no path of the machine it ran on. */
+export interface BenchReport {
+  date: string
+  quick: boolean
+  machine: Machine
+  /** The provider code measured. */
+  revision: Revision
+  dataset: {
+    key: string
+    options: Dataset['size'] & { end: string }
+    events: number
+    reused: boolean
+    generateSeconds: number | undefined
+    picks: Dataset['picks']
+    influx: { points: number, reused: boolean, ingestSeconds: number | undefined }
+  }
+  method: {
+    rounds: number
+    durationSec: number
+    warmupSec: number
+    connections: number
+    large: Profile['large']
+    loadConnections: number
+    rssSampleMs: number
+    order: string
+  }
+  scenarios: ScenarioResult[]
+  workers: WorkersComparison
+  targets: TargetCheck[]
+  targetsMissed: number
+  cpuProfile: SmallProfile | undefined
+  durationSec: number
+}
+
+export interface ReportInput {
+  profile: Profile
+  machine: Machine
+  revision: Revision
+  dataset: Dataset
+  influx: InfluxStore
+  scenarios: ScenarioResult[]
+  workers: WorkersComparison
+  targets: TargetCheck[]
+  cpuProfile: SmallProfile | undefined
+  durationSec: number
+}
+
+export function buildReport (input: ReportInput): BenchReport {
+  const { profile, dataset, influx } = input
+  return {
+    date: new Date().toISOString(),
+    quick: profile.name === 'quick',
+    machine: input.machine,
+    revision: input.revision,
+    dataset: {
+      key: dataset.key,
+      options: { ...dataset.size, end: new Date(dataset.endMs).toISOString() },
+      events: dataset.events,
+      reused: dataset.reused,
+      generateSeconds: dataset.generateSeconds,
+      picks: dataset.picks,
+      influx: { points: influx.points, reused: influx.reused, ingestSeconds: influx.ingestSeconds }
+    },
+    method: {
+      rounds: profile.rounds,
+      durationSec: profile.durationSec,
+      warmupSec: profile.warmupSec,
+      connections: profile.connections,
+      large: profile.large,
+      loadConnections: profile.loadConnections,
+      rssSampleMs: profile.rssSampleMs,
+      order: 'per scenario: warm-up of each, then rounds of provider, framework ceiling, raw InfluxDB query (InfluxDB scenarios)'
+    },
+    scenarios: input.scenarios,
+    workers: input.workers,
+    targets: input.targets,
+    targetsMissed: input.targets.filter((target) => !target.pass).length,
+    cpuProfile: input.cpuProfile,
+    durationSec: input.durationSec
+  }
+}
+
+const int = (value: number) => Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '–'
+const ms = (value: number) => Number.isFinite(value) ? (value < 10 ? value.toFixed(2) : value.toFixed(1)) : '–'
+const pct = (value: number) => Number.isFinite(value) ? `${Math.round(value * 100)}%` : '–'
+const times = (value: number) => Number.isFinite(value) ? `${value.toFixed(2)}×` : '–'
+const mb = (value: number) => Number.isFinite(value) ? value.toFixed(0) : '–'
+
+function latencies (metrics: Metrics): string {
+  const { p50, p97_5: p975, p99 } = metrics.latencyMs
+  return `${ms(p50)} / ${ms(p975)} / ${ms(p99)}`
+}
+
+function targetValue (target: TargetCheck): string {
+  if (target.target.includes('%')) return pct(target.value)
+  if (target.target.includes('MB')) return `${target.value.toFixed(1)} MB`
+  if (target.target.includes('×')) return times(target.value)
+  if (target.target.includes('streamed')) return target.value === 1 ? 'yes' : 'no'
+  return String(target.value)
+}
+
+function rowTargets (row: ScenarioResult, targets: readonly TargetCheck[]): string {
+  const mine = targets.filter((target) => target.scenario === row.scenario && target.store === row.store)
+  const failed = mine.filter((target) => !target.pass)
+  if (failed.length === 0) return `pass (${mine.length})`
+  return 'FAIL: ' + failed.map((target) => `${target.target} (${targetValue(target)})`).join('; ')
+}
+
+/** bench/results/latest.md: the tables BENCHMARKS.md shows. */
+export function renderMarkdown (report: BenchReport): string {
+  const { machine, dataset, method } = report
+  const lines: string[] = []
+  lines.push(`# Benchmark results${report.quick ? ' (QUICK run: tiny data set, short measurements — not representative)' : ''}`, '')
+  lines.push(`- Date: ${report.date}; the run took ${Math.round(report.durationSec)} s`)
+  const changed = report.revision.uncommittedFiles
+  lines.push(`- Provider code: commit ${report.revision.commit ?? 'unknown'}${changed.length === 0 ? '' : ` with uncommitted changes to ${changed.join(', ')}`}`)
+  lines.push(`- Machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGB} GB, Node.js ${machine.node}, ${machine.platform}, InfluxDB ${machine.influxd ?? 'unknown'}`)
+  lines.push(`- Data set: ${dataset.events.toLocaleString('en-US')} events (${dataset.options.devices} devices, ${dataset.options.spaces} spaces, ${dataset.options.codes} codes, ${dataset.options.days} days to ${dataset.options.end}, seed ${dataset.options.seed})`)
+  const warmup = method.warmupSec > 0 ? `after a ${method.warmupSec} s warm-up` : 'without warm-up'
+  lines.push(`- Method: ${method.connections} connections (large: ${method.large.connections}), ${method.rounds} rounds of ${method.durationSec} s (large: ${method.large.durationSec} s) per contender ${warmup}, provider and ceilings in turns; RSS of the provider's process tree every ${method.rssSampleMs} ms`)
+  lines.push('')
+  lines.push('Latencies are p50 / p97.5 / p99 in milliseconds. "vs framework" is the provider\'s requests/s as a share of the bare Fastify server serving the same bytes, and its p50 as a multiple of that server\'s; "vs raw" the same against the raw InfluxDB query.', '')
+  lines.push('| scenario | store | answer | req/s | latency ms | errors | non-2xx (unexpected) | RSS MB start → peak (growth), end | framework ceiling req/s, latency ms | vs framework req/s, p50 | raw InfluxDB req/s, latency ms | vs raw req/s, p50 | targets |')
+  lines.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|')
+  for (const row of report.scenarios) {
+    const answer = `${row.response.status}, ${row.response.events === undefined ? '' : `${int(row.response.events)} events, `}${int(row.response.bytes)} B`
+    const errors = row.provider.errors
+    const raw = row.storeCeiling === undefined ? '' : `${int(row.storeCeiling.reqPerSec)}, ${latencies(row.storeCeiling)}`
+    const vsRaw = row.ratios.store === undefined ? '' : `${pct(row.ratios.store.reqPerSec)}, ${times(row.ratios.store.p50)}`
+    lines.push(`| ${row.scenario} | ${row.store} | ${answer} | ${int(row.provider.reqPerSec)} | ${latencies(row.provider)} | ${errors} | ${row.provider.non2xx} (${row.provider.unexpectedStatuses}) | ` +
+      `${mb(row.rss.startMB)} → ${mb(row.rss.peakMB)} (+${mb(row.rss.growthMB)}), ${mb(row.rss.endMB)} | ${int(row.frameworkCeiling.reqPerSec)}, ${latencies(row.frameworkCeiling)} | ` +
+      `${pct(row.ratios.framework.reqPerSec)}, ${times(row.ratios.framework.p50)} | ${raw} | ${vsRaw} | ${rowTargets(row, report.targets)} |`)
+  }
+
+  lines.push('', '## Large answers', '')
+  lines.push('| store | streamed (transfer-encoding) | events in one answer | bytes | small p99 alone ms | small p99 beside large ms | ratio | large req/s beside |')
+  lines.push('|---|---|--:|--:|--:|--:|--:|--:|')
+  for (const row of report.scenarios) {
+    const large = row.large
+    if (large === undefined) continue
+    lines.push(`| ${row.store} | ${large.streamed ? 'yes' : 'NO'} (${large.transferEncoding ?? 'none'}) | ${int(large.eventsInOneResponse)} | ${int(large.bytesOfOneResponse)} | ` +
+      `${ms(large.smallP99AloneMs)} | ${ms(large.smallP99UnderLoadMs)} | ${times(large.p99Ratio)} | ${large.largeBeside.reqPerSec.toFixed(1)} (${large.loadConnections} connections) |`)
+  }
+
+  const { workers } = report
+  lines.push('', '## WORKERS (small, memory store)', '')
+  if (workers.supported && workers.oneProcess !== undefined && workers.allCores !== undefined) {
+    lines.push(`${workers.note}; ${workers.cpus} CPUs shared with the load generator.`, '')
+    lines.push('| provider | req/s | latency ms | RSS MB (all processes) |')
+    lines.push('|---|--:|--:|--:|')
+    lines.push(`| one process | ${int(workers.oneProcess.reqPerSec)} | ${latencies(workers.oneProcess)} | ${mb(workers.rssMB?.oneProcess ?? NaN)} |`)
+    lines.push(`| WORKERS=auto (${workers.workerProcesses} workers) | ${int(workers.allCores.reqPerSec)} | ${latencies(workers.allCores)} | ${mb(workers.rssMB?.allCores ?? NaN)} |`)
+    lines.push('', `WORKERS=auto serves ${times(workers.reqPerSecRatio ?? NaN)} the requests/s of one process.`)
+  } else {
+    lines.push(`Not measured: ${workers.note}.`)
+  }
+
+  lines.push('', '## Targets', '')
+  lines.push('| scenario | store | target | value | result |')
+  lines.push('|---|---|---|--:|---|')
+  for (const target of report.targets) {
+    lines.push(`| ${target.scenario} | ${target.store} | ${target.target} | ${targetValue(target)} | ${target.pass ? 'pass' : '**FAIL**'} |`)
+  }
+  lines.push('', `${report.targetsMissed} of ${report.targets.length} targets missed.`)
+
+  if (report.cpuProfile !== undefined) {
+    const profile = report.cpuProfile
+    lines.push('', `## CPU profile: small, memory store (${profile.durationSec} s at ${int(profile.reqPerSec)} req/s, --cpu-prof)`, '')
+    lines.push('| function | self ms | self % |')
+    lines.push('|---|--:|--:|')
+    for (const hot of profile.top) lines.push(`| \`${hot.name}\` | ${hot.selfMs} | ${hot.selfPercent} |`)
+  }
+  return lines.join('\n') + '\n'
+}
+
+export async function writeReport (resultsDir: string, report: BenchReport): Promise<{ json: string, markdown: string }> {
+  await mkdir(resultsDir, { recursive: true })
+  const json = join(resultsDir, 'latest.json')
+  const markdown = join(resultsDir, 'latest.md')
+  await writeFile(json, JSON.stringify(report, null, 2) + '\n')
+  await writeFile(markdown, renderMarkdown(report))
+  return { json, markdown }
+}

@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { projectRoot } from '../src/project-root.js'
+import { influxdAvailable } from '../test/influx/influx-server.js'
+import { startFrameworkCeiling, type FrameworkCeiling } from './ceiling.js'
+import { ensureDataset } from './dataset.js'
+import { openInfluxStore, type InfluxStore } from './influx-store.js'
+import { log } from './log.js'
+import { describeMachine } from './machine.js'
+import { measureScenario, type ScenarioResult } from './measure-scenario.js'
+import { USAGE, UsageError, parseBenchOptions, type BenchOptions } from './options.js'
+import { killChildrenNow, stopAllChildren } from './processes.js'
+import { profileSmall, type SmallProfile } from './profile-small.js'
+import { startProvider, type Provider } from './provider.js'
+import { buildReport, renderMarkdown, writeReport } from './report.js'
+import { providerRevision } from './revision.js'
+import { buildScenarios, type Scenario } from './scenarios.js'
+import { evaluateTargets } from './targets.js'
+import { compareWorkers } from './workers.js'
+
+/**
+ * `npm run bench [-- --quick]`: the provider under load on both stores, beside its ceilings (a
+ * bare Fastify server serving the same bytes, and the raw InfluxDB query), measured in turns.
+ * Exits 0 when the run completed, whatever the targets say; non-zero when it could not run.
+ */
+
+/** Everything started, to be stopped however the run ends. */
+const running: { influx?: InfluxStore, scratch?: string } = {}
+let cleaning: Promise<void> | undefined
+
+async function cleanUp (): Promise<void> {
+  cleaning ??= (async () => {
+    await stopAllChildren()
+    await running.influx?.server.stop().catch(() => {})
+    if (running.scratch !== undefined) await rm(running.scratch, { recursive: true, force: true })
+  })()
+  return cleaning
+}
+
+process.on('exit', killChildrenNow)
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping every process the benchmark started`)
+    cleanUp().finally(() => process.exit(130))
+  })
+}
+
+async function run (options: BenchOptions): Promise<void> {
+  const { profile } = options
+  if (!influxdAvailable()) throw new Error('influxd is not installed (apt-get install influxdb): the benchmark starts its own InfluxDB')
+  const started = performance.now()
+  running.scratch = await mkdtemp(join(tmpdir(), 'events-bench-'))
+  await mkdir(options.resultsDir, { recursive: true })
+  const machine = describeMachine()
+  const revision = providerRevision()
+  log(`${profile.name} run: ${machine.cpus} CPUs, ${machine.memoryGB} GB, Node.js ${machine.node}`)
+
+  const dataset = await ensureDataset(options.dataRoot, profile)
+  const influx = await openInfluxStore(dataset)
+  running.influx = influx
+  const token = randomBytes(24).toString('base64url')
+  const ceiling: FrameworkCeiling = await startFrameworkCeiling(running.scratch)
+  const scenarios = buildScenarios(dataset)
+  const small = scenarios.find((scenario) => scenario.name === 'small')!
+  const results: ScenarioResult[] = []
+
+  const measureAll = async (provider: Provider, store: 'memory' | 'influxdb', wanted: readonly Scenario[]) => {
+    for (const scenario of wanted) {
+      results.push(await measureScenario(scenario, {
+        profile,
+        provider,
+        store,
+        token,
+        ceiling,
+        small,
+        ...(store === 'influxdb' ? { influx: { url: influx.url, database: influx.database, measurement: influx.measurement } } : {})
+      }))
+    }
+  }
+
+  log('starting the memory-store provider')
+  const memory = await startProvider({ name: 'memory', dataset, token, store: 'memory' })
+  await measureAll(memory, 'memory', scenarios.filter((scenario) => scenario.stores.includes('memory')))
+  const workers = await compareWorkers(memory, dataset, token, small, profile)
+  await memory.stop()
+
+  log('starting the InfluxDB provider')
+  const influxProvider = await startProvider({ name: 'influxdb', dataset, token, store: 'influxdb', influxUrl: influx.url })
+  await measureAll(influxProvider, 'influxdb', scenarios.filter((scenario) => scenario.stores.includes('influxdb')))
+  await influxProvider.stop()
+
+  let cpuProfile: SmallProfile | undefined
+  if (options.cpuProfile) {
+    // An extra: its failure is reported, and the measurements are kept.
+    try {
+      cpuProfile = await profileSmall(dataset, token, small, profile, running.scratch, options.resultsDir)
+    } catch (error) {
+      log(`cpu profile: not taken: ${(error as Error).message}`)
+    }
+  }
+
+  const targets = evaluateTargets(results)
+  const report = buildReport({ profile, machine, revision, dataset, influx, scenarios: results, workers, targets, cpuProfile, durationSec: (performance.now() - started) / 1000 })
+  const written = await writeReport(options.resultsDir, report)
+  process.stdout.write('\n' + renderMarkdown(report))
+  log(`written: ${relative(projectRoot, written.json)}, ${relative(projectRoot, written.markdown)}; ${report.targetsMissed} of ${targets.length} targets missed`)
+}
+
+async function main (): Promise<number> {
+  let options: BenchOptions
+  try {
+    options = parseBenchOptions(process.argv.slice(2), process.env)
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    console.error(error.message === '' ? USAGE : `bench: ${error.message}\n\n${USAGE}`)
+    return error.message === '' ? 0 : 2
+  }
+  try {
+    await run(options)
+    return 0
+  } catch (error) {
+    console.error(`bench: the run could not complete: ${(error as Error).stack ?? String(error)}`)
+    return 1
+  } finally {
+    await cleanUp()
+  }
+}
+
+// Exits explicitly: a load generator's leftover timer must not keep a finished run alive.
+process.exit(await main())
