@@ -12,6 +12,12 @@ const serializeErrors = fastJson({ type: 'array', items: ItemError })
 const WHOLE_BODY_LIMIT = 256 * 1024
 
 /**
+ * Streamed chunks stay below V8's large-object size, so they live and die in the young
+ * generation instead of piling up until a full collection (RSS stays flat during large answers).
+ */
+const CHUNK_LIMIT = 64 * 1024
+
+/**
  * The events object, `{"data":[...],"errors":[...]}`, written as the store's batches arrive.
  * A small answer is returned as one string; once it grows past WHOLE_BODY_LIMIT the rest is
  * streamed, so a large answer never sits whole in memory. Between batches the event loop gets a
@@ -37,15 +43,20 @@ export async function renderEventsBody (batches: AsyncIterable<Message[]>, error
 async function * streamRest (head: string, iterator: AsyncIterator<Message[]>, tail: string): AsyncGenerator<string> {
   try {
     yield head
+    let chunk = ''
     while (true) {
       await nextTurn()
       const next = await iterator.next()
       if (next.done === true) break
-      let chunk = ''
-      for (const message of next.value) chunk += ',' + messageJson(message)
-      yield chunk
+      for (const message of next.value) {
+        chunk += ',' + messageJson(message)
+        if (chunk.length >= CHUNK_LIMIT) {
+          yield chunk
+          chunk = ''
+        }
+      }
     }
-    yield tail
+    yield chunk + tail
   } finally {
     // The client went away or the store failed: let the store release its query.
     await iterator.return?.()

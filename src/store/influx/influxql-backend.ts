@@ -6,7 +6,11 @@ import { buildInfluxQLEventQuery, buildInfluxQLPointsQuery, influxqlIdentifier }
 import type { TimedMessage } from './ordered-batches.js'
 import { InfluxHttp, readText } from './influx-http.js'
 
-const CHUNK_SIZE = 10_000
+/**
+ * Rows per chunk InfluxDB sends: each chunk is parsed in one go, so it bounds how long a large
+ * answer holds the event loop (about a millisecond for 1,000 rows) and the size of its strings.
+ */
+const CHUNK_SIZE = 1000
 
 interface Series {
   columns: string[]
@@ -47,22 +51,22 @@ export class InfluxQLBackend implements InfluxBackend {
     // epoch=ms is the cheapest form to read, but InfluxDB truncates it toward zero, which is a
     // millisecond late before 1970; windows reaching back there read the exact RFC 3339 times.
     const epoch = query.startMs >= 0 ? 'ms' : undefined
-    for await (const series of this.#select(statement, epoch)) {
+    yield * this.#select(statement, epoch, (series) => {
       const columns = columnIndexes(series.columns)
-      yield series.values.map((row) => {
+      return series.values.map((row) => {
         const time = row[columns.time]
         const epochMs = typeof time === 'number' ? time : parseStoredTime(time as string).epochMs
         return { message: messageOf(valuesOf(row, columns), epochMs), epochMs }
       })
-    }
+    })
   }
 
   async * pointsBetween (startMs: number, endMs: number): AsyncGenerator<ExistingPoint[]> {
     const statement = buildInfluxQLPointsQuery(this.#settings.measurement, startMs, endMs)
-    for await (const series of this.#select(statement, undefined)) {
+    yield * this.#select(statement, undefined, (series) => {
       const columns = columnIndexes(series.columns)
-      yield series.values.map((row) => ({ values: valuesOf(row, columns), ...parseStoredTime(row[columns.time] as string) }))
-    }
+      return series.values.map((row) => ({ values: valuesOf(row, columns), ...parseStoredTime(row[columns.time] as string) }))
+    })
   }
 
   async write (lines: readonly string[]): Promise<void> {
@@ -103,8 +107,8 @@ export class InfluxQLBackend implements InfluxBackend {
     this.#http.close()
   }
 
-  /** Runs a SELECT with chunked results, yielding each series chunk as it arrives. */
-  async * #select (statement: string, epoch: 'ms' | undefined): AsyncGenerator<Series> {
+  /** Runs a SELECT with chunked results, yielding each series chunk, read by `rows`, as it arrives. */
+  async * #select<T> (statement: string, epoch: 'ms' | undefined, rows: (series: Series) => T): AsyncGenerator<T> {
     const parameters: Record<string, string> = { db: this.#settings.database, q: statement, chunked: 'true', chunk_size: String(CHUNK_SIZE) }
     if (epoch !== undefined) parameters.epoch = epoch
     const controller = new AbortController()
@@ -131,29 +135,36 @@ export class InfluxQLBackend implements InfluxBackend {
         throw unavailable(`InfluxDB answered ${response.statusCode} to a query: ${safeJson(text)?.error ?? text}`)
       }
       response.setEncoding('utf8')
-      let pending = ''
+      // Lines (one JSON chunk each) arrive in pieces: keep the pieces of the current line and
+      // look for its end only in each new piece, so a long line costs linear time.
+      let pieces: string[] = []
       try {
-        for await (const chunk of response) {
+        for await (const data of response) {
           rearm()
-          pending += chunk as string
-          let newline = pending.indexOf('\n')
+          let piece = data as string
+          let newline = piece.indexOf('\n')
           while (newline !== -1) {
-            const line = pending.slice(0, newline)
-            pending = pending.slice(newline + 1)
+            pieces.push(piece.slice(0, newline))
+            const line = pieces.join('')
+            pieces = []
+            piece = piece.slice(newline + 1)
             for (const series of seriesOf(line)) {
+              const converted = rows(series)
               pause()
-              yield series
+              yield converted
               rearm()
             }
-            newline = pending.indexOf('\n')
+            newline = piece.indexOf('\n')
           }
+          if (piece !== '') pieces.push(piece)
         }
       } catch (error) {
         if (error instanceof StoreUnavailableError) throw error
         throw unavailable(controller.signal.aborted ? `InfluxDB stopped answering for ${timeoutMs} ms` : 'the connection to InfluxDB broke', error)
       }
       pause()
-      if (pending.trim() !== '') yield * seriesOf(pending)
+      const rest = pieces.join('')
+      if (rest.trim() !== '') for (const series of seriesOf(rest)) yield rows(series)
       complete = true
     } finally {
       clearTimeout(timer)
