@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { projectRoot } from '../src/project-root.js'
+import { startNodeFlags } from './provider.js'
 import { LOOPBACK } from './ports.js'
 import { startChild, stopChild, type Child } from './processes.js'
 
@@ -21,7 +22,8 @@ export interface FrameworkCeiling {
 }
 
 export async function startFrameworkCeiling (scratchDir: string): Promise<FrameworkCeiling> {
-  const child: Child = startChild(process.execPath, ['--import', 'tsx', join(projectRoot, 'bench', 'ceiling-server.ts')], {
+  // The same node flags as the provider, so the two differ only in the work the provider does.
+  const child: Child = startChild(process.execPath, [...startNodeFlags(), '--import', 'tsx', join(projectRoot, 'bench', 'ceiling-server.ts')], {
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc']

@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { projectRoot } from '../src/project-root.js'
@@ -21,7 +23,7 @@ export interface ProviderOptions {
   nodeArgs?: string[]
 }
 
-/** The provider as a user runs it: `node --import tsx src/server.ts`, configured by its environment. */
+/** The provider as `npm start` runs it (built, with the same node flags), configured by its environment. */
 export interface Provider {
   name: string
   url: string
@@ -33,6 +35,18 @@ export interface Provider {
 }
 
 const START_TIMEOUT_MS = 600_000
+
+/** The node flags `npm start` passes (package.json `config.nodeFlags`). */
+export function startNodeFlags (): string[] {
+  const manifest = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { config?: { nodeFlags?: string } }
+  return (manifest.config?.nodeFlags ?? '').split(/\s+/).filter((flag) => flag !== '')
+}
+
+/** `npm run build`, once per benchmark run, so the providers run what `npm start` runs. */
+export function buildProvider (): void {
+  const result = spawnSync('npm', ['run', 'build', '--silent'], { cwd: projectRoot, stdio: 'inherit' })
+  if (result.status !== 0) throw new Error('npm run build failed')
+}
 
 export async function startProvider (options: ProviderOptions): Promise<Provider> {
   const { dataset } = options
@@ -52,7 +66,7 @@ export async function startProvider (options: ProviderOptions): Promise<Provider
     Object.assign(env, influxEnv(options.influxUrl))
   }
   if (options.workers !== undefined) env.WORKERS = options.workers
-  const child = startChild(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(projectRoot, 'src', 'server.ts')], { cwd: projectRoot, env })
+  const child = startChild(process.execPath, [...startNodeFlags(), ...(options.nodeArgs ?? []), join(projectRoot, 'dist', 'src', 'server.js')], { cwd: projectRoot, env })
   const url = `http://${LOOPBACK}:${port}`
   const provider: Provider = {
     name: options.name,

@@ -13,7 +13,7 @@ import { measureScenario, type ScenarioResult } from './measure-scenario.js'
 import { USAGE, UsageError, parseBenchOptions, type BenchOptions } from './options.js'
 import { killChildrenNow, stopAllChildren } from './processes.js'
 import { profileSmall, type SmallProfile } from './profile-small.js'
-import { startProvider, type Provider } from './provider.js'
+import { buildProvider, startProvider, type Provider } from './provider.js'
 import { buildReport, renderMarkdown, writeReport } from './report.js'
 import { providerRevision } from './revision.js'
 import { buildScenarios, type Scenario } from './scenarios.js'
@@ -57,6 +57,8 @@ async function run (options: BenchOptions): Promise<void> {
   const revision = providerRevision()
   log(`${profile.name} run: ${machine.cpus} CPUs, ${machine.memoryGB} GB, Node.js ${machine.node}`)
 
+  log('building the provider')
+  buildProvider()
   const dataset = await ensureDataset(options.dataRoot, profile)
   const influx = await openInfluxStore(dataset)
   running.influx = influx
