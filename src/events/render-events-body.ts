@@ -4,7 +4,7 @@ import fastJson from 'fast-json-stringify'
 import { ItemError } from '../../schemas/events.js'
 import type { ItemError as ItemErrorType } from '../../schemas/events.js'
 import type { Message } from '../../schemas/message.js'
-import { messageJson } from './message-json.js'
+import { MessageListWriter } from './message-json.js'
 
 const serializeErrors = fastJson({ type: 'array', items: ItemError })
 
@@ -12,51 +12,54 @@ const serializeErrors = fastJson({ type: 'array', items: ItemError })
 const WHOLE_BODY_LIMIT = 256 * 1024
 
 /**
- * Streamed chunks stay below V8's large-object size, so they live and die in the young
- * generation instead of piling up until a full collection (RSS stays flat during large answers).
+ * Streamed chunks stay small, so each lives and dies young instead of piling up until a full
+ * collection: RSS stays flat while large answers are written.
  */
 const CHUNK_LIMIT = 64 * 1024
 
 /**
  * The events object, `{"data":[...],"errors":[...]}`, written as the store's batches arrive.
- * A small answer is returned as one string; once it grows past WHOLE_BODY_LIMIT the rest is
- * streamed, so a large answer never sits whole in memory. Between batches the event loop gets a
- * turn, so small requests are served while a large answer is being written.
+ * A small answer is returned whole; once it grows past WHOLE_BODY_LIMIT it is streamed, so a
+ * large answer never sits whole in memory. Between batches the event loop gets a turn, so small
+ * requests are served while a large answer is being written.
  */
-export async function renderEventsBody (batches: AsyncIterable<Message[]>, errors: readonly ItemErrorType[]): Promise<string | Readable> {
+export async function renderEventsBody (batches: AsyncIterable<Message[]>, errors: readonly ItemErrorType[]): Promise<Buffer | Readable> {
   const tail = '],"errors":' + serializeErrors(errors as ItemErrorType[]) + '}'
   const iterator = batches[Symbol.asyncIterator]()
-  let head = '{"data":['
+  const writer = new MessageListWriter()
+  writer.text('{"data":[')
   let first = true
   for (let turn = 0; ; turn++) {
     if (turn > 0) await nextTurn()
     const next = await iterator.next()
-    if (next.done === true) return head + tail
-    for (const message of next.value) {
-      head += first ? messageJson(message) : ',' + messageJson(message)
-      first = false
+    if (next.done === true) {
+      writer.text(tail)
+      return writer.take()
     }
-    if (head.length > WHOLE_BODY_LIMIT) return Readable.from(streamRest(head, iterator, tail), { objectMode: false })
+    for (const message of next.value) {
+      if (first) first = false
+      else writer.comma()
+      writer.message(message)
+    }
+    if (writer.length > WHOLE_BODY_LIMIT) return Readable.from(streamRest(writer, iterator, tail), { objectMode: false })
   }
 }
 
-async function * streamRest (head: string, iterator: AsyncIterator<Message[]>, tail: string): AsyncGenerator<string> {
+async function * streamRest (writer: MessageListWriter, iterator: AsyncIterator<Message[]>, tail: string): AsyncGenerator<Buffer> {
   try {
-    yield head
-    let chunk = ''
+    yield writer.take()
     while (true) {
       await nextTurn()
       const next = await iterator.next()
       if (next.done === true) break
       for (const message of next.value) {
-        chunk += ',' + messageJson(message)
-        if (chunk.length >= CHUNK_LIMIT) {
-          yield chunk
-          chunk = ''
-        }
+        writer.comma()
+        writer.message(message)
+        if (writer.length >= CHUNK_LIMIT) yield writer.take()
       }
     }
-    yield chunk + tail
+    writer.text(tail)
+    yield writer.take()
   } finally {
     // The client went away or the store failed: let the store release its query.
     await iterator.return?.()

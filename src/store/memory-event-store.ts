@@ -1,6 +1,6 @@
 import type { Message } from '../../schemas/message.js'
 import type { StoredEvent } from '../data/event-lines.js'
-import { keepJson } from '../events/message-json.js'
+import { keepJsonBytes } from '../events/message-json.js'
 import type { EntityRegistry } from '../registry/entity-registry.js'
 import { compareEvents, matchesFilters, type EventQuery, type EventStore, type StoreHealth } from './event-store.js'
 
@@ -49,11 +49,10 @@ export class MemoryEventStore implements EventStore {
   constructor (events: Iterable<StoredEvent>, registry: EntityRegistry) {
     const known: StoredEvent[] = []
     for (const event of events) {
-      if (!registry.knowsEntityOf(event.message)) continue
-      keepJson(event.message)
-      known.push(event)
+      if (registry.knowsEntityOf(event.message)) known.push(event)
     }
     known.sort(byTimeThenId)
+    keepJsonBytes(known.map((event) => event.message))
     const byDevice = new Map<string, StoredEvent[]>()
     const bySpace = new Map<string, StoredEvent[]>()
     const append = (map: Map<string, StoredEvent[]>, key: string, event: StoredEvent) => {
