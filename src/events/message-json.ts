@@ -33,7 +33,9 @@ export function keepJsonBytes (messages: readonly Message[]): void {
   })
 }
 
-const INITIAL_CAPACITY = 8 * 1024
+/** Below half of Buffer.poolSize, allocUnsafe slices a shared pool instead of allocating: small answers stay cheap. */
+const INITIAL_CAPACITY = 4095
+const EMPTY = Buffer.alloc(0)
 
 /**
  * Builds the bytes of a message list: bytes kept ahead are copied, other messages serialised
@@ -42,6 +44,8 @@ const INITIAL_CAPACITY = 8 * 1024
 export class MessageListWriter {
   #buffer = Buffer.allocUnsafe(INITIAL_CAPACITY)
   #length = 0
+  /** What the next buffer starts at: a writer that grew once (a large answer) keeps its size. */
+  #capacity = INITIAL_CAPACITY
 
   get length (): number {
     return this.#length
@@ -74,14 +78,15 @@ export class MessageListWriter {
   /** The bytes written so far; the writer starts again empty. */
   take (): Buffer {
     const written = this.#buffer.subarray(0, this.#length)
-    this.#buffer = Buffer.allocUnsafe(Math.max(INITIAL_CAPACITY, Math.min(this.#buffer.length, 64 * 1024)))
+    this.#capacity = Math.min(this.#buffer.length, 64 * 1024)
+    this.#buffer = EMPTY
     this.#length = 0
     return written
   }
 
   #reserve (size: number): void {
     if (this.#length + size <= this.#buffer.length) return
-    const grown = Buffer.allocUnsafe(Math.max(this.#buffer.length * 2, this.#length + size))
+    const grown = Buffer.allocUnsafe(Math.max(this.#buffer.length * 2, this.#capacity, this.#length + size))
     this.#buffer.copy(grown, 0, 0, this.#length)
     this.#buffer = grown
   }

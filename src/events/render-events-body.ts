@@ -29,8 +29,14 @@ export async function renderEventsBody (batches: AsyncIterable<Message[]>, error
   const writer = new MessageListWriter()
   writer.text('{"data":[')
   let first = true
-  for (let turn = 0; ; turn++) {
-    if (turn > 0) await nextTurn()
+  let sinceTurn = 0
+  while (true) {
+    // Give the event loop a turn once a good share of work was done since the last one; a small
+    // answer never waits for one.
+    if (writer.length - sinceTurn >= CHUNK_LIMIT) {
+      await nextTurn()
+      sinceTurn = writer.length
+    }
     const next = await iterator.next()
     if (next.done === true) {
       writer.text(tail)

@@ -48,8 +48,21 @@ export class MemoryEventStore implements EventStore {
   /** Events of entities the registry does not know are left out here, so they are never served. */
   constructor (events: Iterable<StoredEvent>, registry: EntityRegistry) {
     const known: StoredEvent[] = []
+    // Millions of events name a few thousand entities and codes: one string each, not one per event.
+    const strings = new Map<string, string>()
+    const intern = (value: string) => {
+      const kept = strings.get(value)
+      if (kept !== undefined) return kept
+      strings.set(value, value)
+      return value
+    }
     for (const event of events) {
-      if (registry.knowsEntityOf(event.message)) known.push(event)
+      if (!registry.knowsEntityOf(event.message)) continue
+      const message = event.message
+      message.message_code = intern(message.message_code)
+      if (message.device_id !== undefined) message.device_id = intern(message.device_id)
+      if (message.space_id !== undefined) message.space_id = intern(message.space_id)
+      known.push(event)
     }
     known.sort(byTimeThenId)
     keepJsonBytes(known.map((event) => event.message))
