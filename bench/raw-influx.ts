@@ -1,22 +1,13 @@
 import type { EventQuery } from '../src/store/event-store.js'
-import { buildInfluxQLEventQuery } from '../src/store/influx/influxql-query.js'
+import { influxQLEventQueryForm } from '../src/store/influx/influxql-backend.js'
 import type { LoadRequest } from './load.js'
 
-/** As InfluxQLBackend reads: chunked JSON lines of at most this many rows. */
-const CHUNK_SIZE = '10000'
-
 /**
- * The store ceiling: the very statement the provider sends for a request (from the provider's own
- * query builder), posted to influxd's /query the way InfluxQLBackend posts it.
+ * The store ceiling: the very request the provider sends for a query (built by the provider's
+ * own InfluxQLBackend: statement, chunking, epoch), posted to influxd's /query.
  */
 export function rawInfluxRequest (influxUrl: string, database: string, measurement: string, query: EventQuery): LoadRequest {
-  const body = new URLSearchParams({
-    db: database,
-    q: buildInfluxQLEventQuery(measurement, query),
-    chunked: 'true',
-    chunk_size: CHUNK_SIZE,
-    epoch: 'ms'
-  })
+  const body = influxQLEventQueryForm(database, measurement, query)
   return {
     url: `${influxUrl}/query`,
     method: 'POST',

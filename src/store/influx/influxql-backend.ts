@@ -47,11 +47,7 @@ export class InfluxQLBackend implements InfluxBackend {
   }
 
   async * queryEvents (query: EventQuery): AsyncGenerator<TimedMessage[]> {
-    const statement = buildInfluxQLEventQuery(this.#settings.measurement, query)
-    // epoch=ms is the cheapest form to read, but InfluxDB truncates it toward zero, which is a
-    // millisecond late before 1970; windows reaching back there read the exact RFC 3339 times.
-    const epoch = query.startMs >= 0 ? 'ms' : undefined
-    yield * this.#select(statement, epoch, (series) => {
+    yield * this.#select(influxQLEventQueryForm(this.#settings.database, this.#settings.measurement, query), (series) => {
       const columns = columnIndexes(series.columns)
       return series.values.map((row) => {
         const time = row[columns.time]
@@ -63,7 +59,7 @@ export class InfluxQLBackend implements InfluxBackend {
 
   async * pointsBetween (startMs: number, endMs: number): AsyncGenerator<ExistingPoint[]> {
     const statement = buildInfluxQLPointsQuery(this.#settings.measurement, startMs, endMs)
-    yield * this.#select(statement, undefined, (series) => {
+    yield * this.#select(selectForm(this.#settings.database, statement, undefined), (series) => {
       const columns = columnIndexes(series.columns)
       return series.values.map((row) => ({ values: valuesOf(row, columns), ...parseStoredTime(row[columns.time] as string) }))
     })
@@ -108,9 +104,7 @@ export class InfluxQLBackend implements InfluxBackend {
   }
 
   /** Runs a SELECT with chunked results, yielding each series chunk, read by `rows`, as it arrives. */
-  async * #select<T> (statement: string, epoch: 'ms' | undefined, rows: (series: Series) => T): AsyncGenerator<T> {
-    const parameters: Record<string, string> = { db: this.#settings.database, q: statement, chunked: 'true', chunk_size: String(CHUNK_SIZE) }
-    if (epoch !== undefined) parameters.epoch = epoch
+  async * #select<T> (form: URLSearchParams, rows: (series: Series) => T): AsyncGenerator<T> {
     const controller = new AbortController()
     const timeoutMs = this.#http.timeoutMs
     // The timeout bounds each wait for InfluxDB, not the whole of a long stream, and never the
@@ -126,7 +120,7 @@ export class InfluxQLBackend implements InfluxBackend {
       const response = await this.#http.request({
         method: 'POST',
         path: '/query',
-        body: new URLSearchParams(parameters).toString(),
+        body: form.toString(),
         contentType: 'application/x-www-form-urlencoded',
         signal: controller.signal
       })
@@ -173,6 +167,22 @@ export class InfluxQLBackend implements InfluxBackend {
       if (!complete) controller.abort()
     }
   }
+}
+
+/** The form of a chunked SELECT, as POSTed to /query. */
+function selectForm (database: string, statement: string, epoch: 'ms' | undefined): URLSearchParams {
+  const form = new URLSearchParams({ db: database, q: statement, chunked: 'true', chunk_size: String(CHUNK_SIZE) })
+  if (epoch !== undefined) form.set('epoch', epoch)
+  return form
+}
+
+/**
+ * The request behind an events query, exactly as sent (the benchmark's store ceiling sends it
+ * too). epoch=ms is the cheapest form to read, but InfluxDB truncates it toward zero, a
+ * millisecond late before 1970; windows reaching back there read the exact RFC 3339 times.
+ */
+export function influxQLEventQueryForm (database: string, measurement: string, query: EventQuery): URLSearchParams {
+  return selectForm(database, buildInfluxQLEventQuery(measurement, query), query.startMs >= 0 ? 'ms' : undefined)
 }
 
 function * seriesOf (line: string): Generator<Series> {
