@@ -55,13 +55,17 @@ async function * streamRest (writer: MessageListWriter, iterator: AsyncIterator<
   try {
     yield writer.take()
     while (true) {
-      await nextTurn()
       const next = await iterator.next()
       if (next.done === true) break
       for (const message of next.value) {
         writer.comma()
         writer.message(message)
-        if (writer.length >= CHUNK_LIMIT) yield writer.take()
+        if (writer.length >= CHUNK_LIMIT) {
+          yield writer.take()
+          // One chunk per event-loop turn: a request waiting behind a large answer waits for
+          // one chunk's work at most.
+          await nextTurn()
+        }
       }
     }
     writer.text(tail)
