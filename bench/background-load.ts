@@ -1,5 +1,5 @@
 import autocannon from 'autocannon'
-import type { LoadOptions, LoadRequest } from './load.js'
+import { autocannonOptions, type LoadOptions, type LoadRequest } from './load.js'
 
 /** A load that runs beside a measurement, as autocannon summarises it (whole milliseconds). */
 export interface BackgroundRun {
@@ -20,16 +20,7 @@ export interface BackgroundRun {
  * duration: autocannon cannot stop a worker early.
  */
 export async function runInBackground (request: LoadRequest, options: LoadOptions, expectedStatus: number): Promise<BackgroundRun> {
-  const result = await autocannon({
-    url: request.url,
-    method: request.method ?? 'GET',
-    headers: request.headers ?? {},
-    ...(request.body === undefined ? {} : { body: request.body }),
-    connections: options.connections,
-    duration: options.durationSec,
-    timeout: 30,
-    workers: 1
-  })
+  const result = await autocannon({ ...autocannonOptions(request, options), workers: 1 })
   const statuses: Record<string, number> = {}
   for (const [status, stats] of Object.entries(result.statusCodeStats ?? {})) statuses[status] = stats.count ?? 0
   const requests = Object.values(statuses).reduce((sum, count) => sum + count, 0)

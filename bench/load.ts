@@ -29,20 +29,25 @@ export interface LoadOptions {
  * Sends the request over options.connections connections for options.durationSec seconds and
  * records each response's status and latency (autocannon's 'response' event).
  */
+/** What every load run asks autocannon for: the request, connections, duration, a 30 s timeout. */
+export function autocannonOptions (request: LoadRequest, options: LoadOptions): autocannon.Options {
+  return {
+    url: request.url,
+    method: (request.method ?? 'GET') as autocannon.Request['method'],
+    headers: request.headers ?? {},
+    ...(request.body === undefined ? {} : { body: request.body }),
+    connections: options.connections,
+    duration: options.durationSec,
+    timeout: 30
+  }
+}
+
 export async function runLoad (request: LoadRequest, options: LoadOptions): Promise<LoadSample> {
   const latencies: number[] = []
   const statuses: Record<string, number> = {}
   let bytes = 0
   return new Promise<LoadSample>((resolve, reject) => {
-    const instance = autocannon({
-      url: request.url,
-      method: request.method ?? 'GET',
-      headers: request.headers ?? {},
-      ...(request.body === undefined ? {} : { body: request.body }),
-      connections: options.connections,
-      duration: options.durationSec,
-      timeout: 30
-    }, (error, result) => {
+    const instance = autocannon(autocannonOptions(request, options), (error, result) => {
       if (error !== null && error !== undefined) {
         reject(error)
         return
