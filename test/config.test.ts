@@ -62,3 +62,28 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     t.ok(message?.startsWith(`${name} must be `) && message.endsWith(`; got ${JSON.stringify(value)}`), `names ${name} and its value: ${message}`)
   }
 })
+
+t.test('STORE=influxdb: the dialect follows from the variables; missing or contradictory ones are named', async (t) => {
+  const base = { STORE: 'influxdb', INFLUX_URL: 'http://influx:8086/' }
+  const influxql = loadConfig({ ...base, INFLUX_DATABASE: 'events', INFLUX_USERNAME: 'u', INFLUX_PASSWORD: 'p' }).influx
+  t.match(influxql, { dialect: 'influxql', url: 'http://influx:8086', database: 'events', username: 'u', password: 'p', measurement: 'event', timeoutMs: 5000 })
+  const flux = loadConfig({ ...base, INFLUX_BUCKET: 'b', INFLUX_ORG: 'o', INFLUX_TOKEN: 't', INFLUX_MEASUREMENT: 'm', INFLUX_TIMEOUT_MS: '250' }).influx
+  t.match(flux, { dialect: 'flux', bucket: 'b', org: 'o', token: 't', measurement: 'm', timeoutMs: 250 })
+  t.match(loadConfig({ ...base, INFLUX_BUCKET: 'b', INFLUX_DATABASE: 'd', INFLUX_QUERY_LANGUAGE: 'influxql' }).influx, { dialect: 'influxql', database: 'd' }, 'the override decides')
+  t.equal(loadConfig({ INFLUX_URL: 'http://influx:8086' }).influx, undefined, 'InfluxDB settings are used only with STORE=influxdb')
+
+  const refused: Array<[Record<string, string>, RegExp]> = [
+    [{ STORE: 'influxdb' }, /^INFLUX_URL is required by STORE=influxdb$/],
+    [{ ...base }, /INFLUX_BUCKET \(Flux, InfluxDB 2.x\) or INFLUX_DATABASE \(InfluxQL\)/],
+    [{ ...base, INFLUX_BUCKET: 'b', INFLUX_DATABASE: 'd' }, /INFLUX_BUCKET and INFLUX_DATABASE are both set: set INFLUX_QUERY_LANGUAGE/],
+    [{ ...base, INFLUX_BUCKET: 'b', INFLUX_ORG: 'o' }, /^INFLUX_TOKEN is required by the Flux dialect$/],
+    [{ ...base, INFLUX_BUCKET: 'b', INFLUX_TOKEN: 't' }, /^INFLUX_ORG is required by the Flux dialect$/],
+    [{ ...base, INFLUX_DATABASE: 'd', INFLUX_QUERY_LANGUAGE: 'flux', INFLUX_TOKEN: 't', INFLUX_ORG: 'o' }, /^INFLUX_BUCKET is required by the Flux dialect$/],
+    [{ ...base, INFLUX_DATABASE: 'd', INFLUX_USERNAME: 'u' }, /INFLUX_USERNAME and INFLUX_PASSWORD go together/],
+    [{ ...base, INFLUX_DATABASE: 'd', INFLUX_TOKEN: 't', INFLUX_PASSWORD: 'p', INFLUX_USERNAME: 'u' }, /INFLUX_TOKEN and INFLUX_USERNAME\/INFLUX_PASSWORD are both set/],
+    [{ ...base, INFLUX_DATABASE: 'd', INFLUX_QUERY_LANGUAGE: 'sql' }, /^INFLUX_QUERY_LANGUAGE must be one of: flux, influxql/],
+    [{ ...base, INFLUX_DATABASE: 'd', INFLUX_TIMEOUT_MS: '0' }, /^INFLUX_TIMEOUT_MS must be/],
+    [{ STORE: 'influxdb', INFLUX_URL: 'influx:8086', INFLUX_DATABASE: 'd' }, /^INFLUX_URL must be the http\(s\) URL/]
+  ]
+  for (const [env, message] of refused) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
+})
