@@ -1,7 +1,13 @@
 import fastJson from 'fast-json-stringify'
+import { Type } from '@sinclair/typebox'
 import { Message } from '../../schemas/message.js'
 
-const serializeMessage = fastJson(Message)
+/**
+ * The wire schema with message_category as a plain string: fast-json-stringify checks which
+ * member of a union a value is with Ajv on every call, and for writing, every field is simply a
+ * string. The spread keeps the schema's field order.
+ */
+const serializeMessage = fastJson(Type.Object({ ...Message.properties, message_category: Type.String() }))
 
 /** Where a message kept in memory for its whole life finds its wire bytes: a range of a shared buffer. */
 const BYTES = Symbol('message JSON bytes')
