@@ -69,6 +69,8 @@ export interface BenchOptions {
   dataRoot: string
   /** Write a CPU profile of the memory-store provider during the small scenario into the results folder. */
   cpuProfile: boolean
+  /** Give influxd CPUs of its own during the InfluxDB scenarios (off with --shared-cores). */
+  separateStoreCpus: boolean
 }
 
 export const USAGE = `Usage: npm run bench -- [--quick] [--results DIR] [--data DIR] [--cpu-prof]
@@ -76,7 +78,9 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--results DIR] [--data 
   --quick        a tiny data set and 1 s measurements (CI); the default is the full run
   --results DIR  where latest.json and latest.md are written (also BENCH_RESULTS_DIR; default bench/results)
   --data DIR     where generated data sets and InfluxDB data are kept (also BENCH_DATA_DIR; default bench/data)
-  --cpu-prof     also profile the memory-store provider during the small scenario (a .cpuprofile in the results folder)`
+  --cpu-prof     also profile the memory-store provider during the small scenario (a .cpuprofile in the results folder)
+  --shared-cores run influxd on the same CPUs as the provider and the load generator (by default it
+                 gets CPUs of its own during the InfluxDB scenarios, as in a deployment)`
 
 export class UsageError extends Error {
   override name = 'UsageError'
@@ -92,6 +96,7 @@ export function parseBenchOptions (args: readonly string[], env: NodeJS.ProcessE
         results: { type: 'string' },
         data: { type: 'string' },
         'cpu-prof': { type: 'boolean' },
+        'shared-cores': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' }
       },
       strict: true,
@@ -106,6 +111,7 @@ export function parseBenchOptions (args: readonly string[], env: NodeJS.ProcessE
     profile: values.quick === true ? QUICK : FULL,
     resultsDir: resolve(nonEmpty(values.results) ?? nonEmpty(env.BENCH_RESULTS_DIR) ?? join(projectRoot, 'bench', 'results')),
     dataRoot: resolve(nonEmpty(values.data) ?? nonEmpty(env.BENCH_DATA_DIR) ?? join(projectRoot, 'bench', 'data')),
-    cpuProfile: values['cpu-prof'] === true
+    cpuProfile: values['cpu-prof'] === true,
+    separateStoreCpus: values['shared-cores'] !== true
   }
 }

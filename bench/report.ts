@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { describeCpuPlacement, type CpuPlacement } from './cpu-placement.js'
 import type { Dataset } from './dataset.js'
 import type { InfluxStore } from './influx-store.js'
 import type { Machine } from './machine.js'
@@ -36,6 +37,8 @@ export interface BenchReport {
     loadConnections: number
     rssSampleMs: number
     order: string
+    /** Where influxd and the rest ran during the InfluxDB scenarios (the memory scenarios share every CPU). */
+    cpuPlacement: CpuPlacement
   }
   scenarios: ScenarioResult[]
   workers: WorkersComparison
@@ -47,6 +50,7 @@ export interface BenchReport {
 
 export interface ReportInput {
   profile: Profile
+  placement: CpuPlacement
   machine: Machine
   revision: Revision
   dataset: Dataset
@@ -82,7 +86,8 @@ export function buildReport (input: ReportInput): BenchReport {
       large: profile.large,
       loadConnections: profile.loadConnections,
       rssSampleMs: profile.rssSampleMs,
-      order: 'per scenario: warm-up of each, then rounds of provider, framework ceiling, raw InfluxDB query (InfluxDB scenarios)'
+      order: 'per scenario: warm-up of each, then rounds of provider, framework ceiling, raw InfluxDB query (InfluxDB scenarios)',
+      cpuPlacement: input.placement
     },
     scenarios: input.scenarios,
     workers: input.workers,
@@ -131,6 +136,7 @@ export function renderMarkdown (report: BenchReport): string {
   lines.push(`- Data set: ${dataset.events.toLocaleString('en-US')} events (${dataset.options.devices} devices, ${dataset.options.spaces} spaces, ${dataset.options.codes} codes, ${dataset.options.days} days to ${dataset.options.end}, seed ${dataset.options.seed})`)
   const warmup = method.warmupSec > 0 ? `after a ${method.warmupSec} s warm-up` : 'without warm-up'
   lines.push(`- Method: ${method.connections} connections (large: ${method.large.connections}), ${method.rounds} rounds of ${method.durationSec} s (large: ${method.large.durationSec} s) per contender ${warmup}, provider and ceilings in turns; RSS of the provider's process tree every ${method.rssSampleMs} ms`)
+  lines.push(`- CPUs: memory scenarios share every CPU; InfluxDB scenarios: ${describeCpuPlacement(method.cpuPlacement)}`)
   lines.push('')
   lines.push('Latencies are p50 / p97.5 / p99 in milliseconds. "vs framework" is the provider\'s requests/s as a share of the bare Fastify server serving the same bytes, and its p50 as a multiple of that server\'s; "vs raw" the same against the raw InfluxDB query.', '')
   lines.push('| scenario | store | answer | req/s | latency ms | errors | non-2xx (unexpected) | RSS MB start → peak (growth), end | framework ceiling req/s, latency ms | vs framework req/s, p50 | raw InfluxDB req/s, latency ms | vs raw req/s, p50 | targets |')

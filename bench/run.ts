@@ -5,6 +5,7 @@ import { join, relative } from 'node:path'
 import { projectRoot } from '../src/project-root.js'
 import { influxdAvailable } from '../test/influx/influx-server.js'
 import { startFrameworkCeiling, type FrameworkCeiling } from './ceiling.js'
+import { applyCpuPlacement, describeCpuPlacement, planCpuPlacement } from './cpu-placement.js'
 import { ensureDataset } from './dataset.js'
 import { openInfluxStore, type InfluxStore } from './influx-store.js'
 import { log } from './log.js'
@@ -88,10 +89,17 @@ async function run (options: BenchOptions): Promise<void> {
   const workers = await compareWorkers(memory, dataset, token, small, profile)
   await memory.stop()
 
-  log('starting the InfluxDB provider')
-  const influxProvider = await startProvider({ name: 'influxdb', dataset, token, store: 'influxdb', influxUrl: influx.url })
-  await measureAll(influxProvider, 'influxdb', scenarios.filter((scenario) => scenario.stores.includes('influxdb')))
-  await influxProvider.stop()
+  const placement = planCpuPlacement(options.separateStoreCpus)
+  log(`InfluxDB scenarios: ${describeCpuPlacement(placement)}`)
+  const unpin = applyCpuPlacement(placement, influx.server.pid())
+  try {
+    log('starting the InfluxDB provider')
+    const influxProvider = await startProvider({ name: 'influxdb', dataset, token, store: 'influxdb', influxUrl: influx.url })
+    await measureAll(influxProvider, 'influxdb', scenarios.filter((scenario) => scenario.stores.includes('influxdb')))
+    await influxProvider.stop()
+  } finally {
+    unpin()
+  }
 
   let cpuProfile: SmallProfile | undefined
   if (options.cpuProfile) {
@@ -104,7 +112,7 @@ async function run (options: BenchOptions): Promise<void> {
   }
 
   const targets = evaluateTargets(results)
-  const report = buildReport({ profile, machine, revision, dataset, influx, scenarios: results, workers, targets, cpuProfile, durationSec: (performance.now() - started) / 1000 })
+  const report = buildReport({ profile, placement, machine, revision, dataset, influx, scenarios: results, workers, targets, cpuProfile, durationSec: (performance.now() - started) / 1000 })
   const written = await writeReport(options.resultsDir, report)
   process.stdout.write('\n' + renderMarkdown(report))
   log(`written: ${relative(projectRoot, written.json)}, ${relative(projectRoot, written.markdown)}; ${report.targetsMissed} of ${targets.length} targets missed`)

@@ -101,6 +101,10 @@ t.test('npm run bench -- --quick runs end to end and writes well-formed results'
     }
   }
 
+  const placement = report.method.cpuPlacement
+  t.ok(['separate', 'shared'].includes(placement.mode), 'the CPU placement of the InfluxDB scenarios is recorded')
+  t.ok(placement.storeCpus.length > 0 && placement.otherCpus.length > 0, 'CPUs for influxd and for the rest')
+  if (placement.mode === 'separate') t.equal(placement.storeCpus.filter((cpu: number) => placement.otherCpus.includes(cpu)).length, 0, 'separate CPUs do not overlap')
   t.ok(typeof report.workers.supported === 'boolean' && typeof report.workers.note === 'string', 'the WORKERS comparison says whether it ran')
   if (report.workers.supported === true) t.ok(finite(report.workers.reqPerSecRatio), 'WORKERS ratio')
   t.ok(report.targets.length > 0 && report.targets.every((target: { pass: unknown, value: unknown }) => typeof target.pass === 'boolean' && finite(target.value)), 'targets are evaluated')

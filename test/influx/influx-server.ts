@@ -11,6 +11,8 @@ import { join, resolve as resolvePath } from 'node:path'
  */
 export interface InfluxServer {
   url: string
+  /** The running influxd's process ID (undefined while stopped, or for an external server). */
+  pid (): number | undefined
   /** Stops influxd, keeping its data (for outage tests). */
   stop (): Promise<void>
   /** Starts it again on the same port and data. */
@@ -97,6 +99,7 @@ export async function startInfluxServer (dataDir?: string): Promise<InfluxServer
   await start()
   return {
     url,
+    pid: () => child !== undefined && child.exitCode === null ? child.pid : undefined,
     start,
     stop,
     async destroy () {
@@ -111,7 +114,7 @@ export async function testInfluxServer (): Promise<InfluxServer> {
   const url = process.env.INFLUX_URL
   if (url !== undefined && url !== '') {
     const unsupported = async () => { throw new Error('an external INFLUX_URL server cannot be stopped by the tests') }
-    return { url, stop: unsupported, start: unsupported, destroy: async () => {} }
+    return { url, pid: () => undefined, stop: unsupported, start: unsupported, destroy: async () => {} }
   }
   return startInfluxServer()
 }
