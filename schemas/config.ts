@@ -28,6 +28,7 @@ export const Environment = Type.Object({
   INFLUX_QUERY_LANGUAGE: Type.Optional(Type.Union([Type.Literal('flux'), Type.Literal('influxql')], { description: 'one of: flux, influxql' })),
   INFLUX_MEASUREMENT: text('a measurement name', '\\S'),
   INFLUX_TIMEOUT_MS: text('a time in milliseconds from 1 to 600000', '^[1-9]\\d{0,5}$'),
+  INFLUX_MAX_SCANS: text('a number of queries from 1 to 1000', '^([1-9]\\d{0,2}|1000)$'),
   WORKERS: text('auto (one per core) or a number of worker processes from 1 to 64', '^(auto|[1-9]|[1-5]\\d|6[0-4])$'),
   LOG_LEVEL: Type.Optional(Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),

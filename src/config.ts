@@ -30,6 +30,8 @@ interface InfluxCommon {
   url: string
   measurement: string
   timeoutMs: number
+  /** Queries that scan every series of their window (no device, space or code) running at once. */
+  maxScans: number
 }
 
 /** InfluxQL over the 1.x-compatible /query and /write (InfluxDB 1.x, 2.x's v1 API, 3.x). */
@@ -100,7 +102,8 @@ export function influxSettings (env: Environment): InfluxSettings {
   const common = {
     url: required(env, 'INFLUX_URL', 'STORE=influxdb').replace(/\/+$/, ''),
     measurement: env.INFLUX_MEASUREMENT ?? 'event',
-    timeoutMs: Number(env.INFLUX_TIMEOUT_MS ?? 5000)
+    timeoutMs: Number(env.INFLUX_TIMEOUT_MS ?? 5000),
+    maxScans: Number(env.INFLUX_MAX_SCANS ?? 1)
   }
   let dialect = env.INFLUX_QUERY_LANGUAGE
   if (dialect === undefined) {

@@ -66,9 +66,9 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
 t.test('STORE=influxdb: the dialect follows from the variables; missing or contradictory ones are named', async (t) => {
   const base = { STORE: 'influxdb', INFLUX_URL: 'http://influx:8086/' }
   const influxql = loadConfig({ ...base, INFLUX_DATABASE: 'events', INFLUX_USERNAME: 'u', INFLUX_PASSWORD: 'p' }).influx
-  t.match(influxql, { dialect: 'influxql', url: 'http://influx:8086', database: 'events', username: 'u', password: 'p', measurement: 'event', timeoutMs: 5000 })
-  const flux = loadConfig({ ...base, INFLUX_BUCKET: 'b', INFLUX_ORG: 'o', INFLUX_TOKEN: 't', INFLUX_MEASUREMENT: 'm', INFLUX_TIMEOUT_MS: '250' }).influx
-  t.match(flux, { dialect: 'flux', bucket: 'b', org: 'o', token: 't', measurement: 'm', timeoutMs: 250 })
+  t.match(influxql, { dialect: 'influxql', url: 'http://influx:8086', database: 'events', username: 'u', password: 'p', measurement: 'event', timeoutMs: 5000, maxScans: 1 })
+  const flux = loadConfig({ ...base, INFLUX_BUCKET: 'b', INFLUX_ORG: 'o', INFLUX_TOKEN: 't', INFLUX_MEASUREMENT: 'm', INFLUX_TIMEOUT_MS: '250', INFLUX_MAX_SCANS: '4' }).influx
+  t.match(flux, { dialect: 'flux', bucket: 'b', org: 'o', token: 't', measurement: 'm', timeoutMs: 250, maxScans: 4 })
   t.match(loadConfig({ ...base, INFLUX_BUCKET: 'b', INFLUX_DATABASE: 'd', INFLUX_QUERY_LANGUAGE: 'influxql' }).influx, { dialect: 'influxql', database: 'd' }, 'the override decides')
   t.equal(loadConfig({ INFLUX_URL: 'http://influx:8086' }).influx, undefined, 'InfluxDB settings are used only with STORE=influxdb')
 
@@ -83,6 +83,8 @@ t.test('STORE=influxdb: the dialect follows from the variables; missing or contr
     [{ ...base, INFLUX_DATABASE: 'd', INFLUX_TOKEN: 't', INFLUX_PASSWORD: 'p', INFLUX_USERNAME: 'u' }, /INFLUX_TOKEN and INFLUX_USERNAME\/INFLUX_PASSWORD are both set/],
     [{ ...base, INFLUX_DATABASE: 'd', INFLUX_QUERY_LANGUAGE: 'sql' }, /^INFLUX_QUERY_LANGUAGE must be one of: flux, influxql/],
     [{ ...base, INFLUX_DATABASE: 'd', INFLUX_TIMEOUT_MS: '0' }, /^INFLUX_TIMEOUT_MS must be/],
+    [{ ...base, INFLUX_DATABASE: 'd', INFLUX_MAX_SCANS: '0' }, /^INFLUX_MAX_SCANS must be a number of queries from 1 to 1000; got "0"$/],
+    [{ ...base, INFLUX_DATABASE: 'd', INFLUX_MAX_SCANS: '1001' }, /^INFLUX_MAX_SCANS must be/],
     [{ STORE: 'influxdb', INFLUX_URL: 'influx:8086', INFLUX_DATABASE: 'd' }, /^INFLUX_URL must be the http\(s\) URL/]
   ]
   for (const [env, message] of refused) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))

@@ -215,7 +215,7 @@ async function closedPortUrl (): Promise<string> {
 }
 
 function settings (url: string, timeoutMs = 2000): FluxSettings {
-  return { dialect: 'flux', url, token: 'secret-token', org: 'acme org', bucket: 'events', measurement: 'event', timeoutMs }
+  return { dialect: 'flux', url, token: 'secret-token', org: 'acme org', bucket: 'events', measurement: 'event', timeoutMs, maxScans: 1 }
 }
 
 async function collect<T> (batches: AsyncIterable<T[]>): Promise<T[][]> {

@@ -3,22 +3,28 @@ import type { EntityRegistry } from '../../registry/entity-registry.js'
 import type { EventQuery, EventStore, StoreHealth } from '../event-store.js'
 import type { InfluxBackend } from './influx-backend.js'
 import { orderedBatches } from './ordered-batches.js'
+import { isScan, ScanGate } from './scan-gate.js'
 
 /** InfluxDB behind the store interface, in either dialect. */
 export class InfluxEventStore implements EventStore {
   readonly kind: string
   readonly #backend: InfluxBackend
   readonly #registry: EntityRegistry
+  readonly #scans: ScanGate
 
-  constructor (backend: InfluxBackend, registry: EntityRegistry) {
+  constructor (backend: InfluxBackend, registry: EntityRegistry, maxScans: number) {
     this.#backend = backend
     this.#registry = registry
+    this.#scans = new ScanGate(maxScans)
     this.kind = `influxdb (${backend.dialect})`
   }
 
   queryEvents (query: EventQuery): AsyncIterable<Message[]> {
     if (matchesNothing(query)) return noMessages()
-    return orderedBatches(this.#backend.queryEvents(query), query, this.#registry)
+    const rows = isScan(query)
+      ? this.#scans.pass(() => this.#backend.queryEvents(query))
+      : this.#backend.queryEvents(query)
+    return orderedBatches(rows, query, this.#registry)
   }
 
   async health (): Promise<StoreHealth> {

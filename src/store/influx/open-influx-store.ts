@@ -12,7 +12,7 @@ export function createInfluxBackend (settings: InfluxSettings): InfluxBackend {
 
 /** Connects lazily: the provider starts, and reports not ready, while InfluxDB is down. */
 export function openInfluxEventStore (settings: InfluxSettings, registry: EntityRegistry): InfluxEventStore {
-  return new InfluxEventStore(createInfluxBackend(settings), registry)
+  return new InfluxEventStore(createInfluxBackend(settings), registry, settings.maxScans)
 }
 
 export function openInfluxEventWriter (settings: InfluxSettings): InfluxEventWriter {
