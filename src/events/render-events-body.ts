@@ -15,7 +15,7 @@ const WHOLE_BODY_LIMIT = 256 * 1024
  * Streamed chunks stay small, so each lives and dies young instead of piling up until a full
  * collection: RSS stays flat while large answers are written.
  */
-const CHUNK_LIMIT = 64 * 1024
+const CHUNK_LIMIT = 32 * 1024
 
 /**
  * The events object, `{"data":[...],"errors":[...]}`, written as the store's batches arrive.
