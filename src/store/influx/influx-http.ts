@@ -1,6 +1,12 @@
-import http, { type IncomingMessage } from 'node:http'
+import http, { type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http'
 import https from 'node:https'
 import { StoreUnavailableError } from '../event-store.js'
+
+/** A request on its way: its response once the headers arrive, and a way to end it early. */
+export interface PendingExchange {
+  response: Promise<IncomingMessage>
+  abort (): void
+}
 
 export interface InfluxRequest {
   method: 'GET' | 'POST'
@@ -20,13 +26,24 @@ export class InfluxHttp {
   readonly #headers: Record<string, string>
   readonly #timeoutMs: number
   readonly #agent: http.Agent
+  readonly #transport: typeof http | typeof https
+  readonly #target: RequestOptions
+  readonly #formHeaders: Record<string, string>
 
   constructor (baseUrl: string, headers: Record<string, string>, timeoutMs: number) {
     this.#base = new URL(baseUrl)
     this.#headers = { 'accept-encoding': 'identity', ...headers }
+    this.#formHeaders = { ...this.#headers, 'content-type': 'application/x-www-form-urlencoded' }
     this.#timeoutMs = timeoutMs
-    const Agent = this.#base.protocol === 'https:' ? https.Agent : http.Agent
-    this.#agent = new Agent({ keepAlive: true, maxSockets: 128, maxFreeSockets: 32 })
+    const secure = this.#base.protocol === 'https:'
+    this.#transport = secure ? https : http
+    this.#agent = new (secure ? https.Agent : http.Agent)({ keepAlive: true, maxSockets: 128, maxFreeSockets: 32, noDelay: true })
+    this.#target = {
+      protocol: this.#base.protocol,
+      hostname: this.#base.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: this.#base.port === '' ? undefined : Number(this.#base.port),
+      agent: this.#agent
+    }
   }
 
   get timeoutMs (): number {
@@ -51,6 +68,22 @@ export class InfluxHttp {
       })
       request.end(options.body)
     })
+  }
+
+  /**
+   * POSTs a form to `path` with no timeout of its own: the caller times its waits and calls
+   * `abort()` (also when it stops reading early). Cheaper per call than `request`: the target and
+   * headers are fixed once, and no AbortSignal is wired into the request.
+   */
+  post (path: string, form: string): PendingExchange {
+    const headers = { ...this.#formHeaders, 'content-length': String(Buffer.byteLength(form)) }
+    let request: ClientRequest | undefined
+    const response = new Promise<IncomingMessage>((resolve, reject) => {
+      request = this.#transport.request({ ...this.#target, path, method: 'POST', headers }, resolve)
+      request.on('error', (error) => reject(new StoreUnavailableError(`InfluxDB cannot be reached at ${this.#base.origin}`, { cause: error })))
+      request.end(form)
+    })
+    return { response, abort: () => request?.destroy() }
   }
 
   close (): void {

@@ -105,25 +105,32 @@ export class InfluxQLBackend implements InfluxBackend {
 
   /** Runs a SELECT with chunked results, yielding each series chunk, read by `rows`, as it arrives. */
   async * #select<T> (form: URLSearchParams, rows: (series: Series) => T): AsyncGenerator<T> {
-    const controller = new AbortController()
     const timeoutMs = this.#http.timeoutMs
+    const exchange = this.#http.post('/query', form.toString())
+    let timedOut = false
+    const expire = () => {
+      timedOut = true
+      exchange.abort()
+    }
     // The timeout bounds each wait for InfluxDB, not the whole of a long stream, and never the
     // time a reader spends with a batch (it is paused while the batch is out).
-    let timer: NodeJS.Timeout | undefined = setTimeout(() => controller.abort(), timeoutMs)
+    let timer: NodeJS.Timeout | undefined = setTimeout(expire, timeoutMs)
     const pause = () => { clearTimeout(timer) }
     const rearm = () => {
       clearTimeout(timer)
-      timer = setTimeout(() => controller.abort(), timeoutMs)
+      timer = setTimeout(expire, timeoutMs)
     }
+    const lost = (error: unknown) => timedOut
+      ? unavailable(`InfluxDB did not answer within ${timeoutMs} ms`, error)
+      : error instanceof StoreUnavailableError ? error : unavailable('the connection to InfluxDB broke', error)
     let complete = false
     try {
-      const response = await this.#http.request({
-        method: 'POST',
-        path: '/query',
-        body: form.toString(),
-        contentType: 'application/x-www-form-urlencoded',
-        signal: controller.signal
-      })
+      let response
+      try {
+        response = await exchange.response
+      } catch (error) {
+        throw lost(error)
+      }
       if (response.statusCode !== 200) {
         const text = await readText(response)
         throw unavailable(`InfluxDB answered ${response.statusCode} to a query: ${safeJson(text)?.error ?? text}`)
@@ -154,7 +161,7 @@ export class InfluxQLBackend implements InfluxBackend {
         }
       } catch (error) {
         if (error instanceof StoreUnavailableError) throw error
-        throw unavailable(controller.signal.aborted ? `InfluxDB stopped answering for ${timeoutMs} ms` : 'the connection to InfluxDB broke', error)
+        throw lost(error)
       }
       pause()
       const rest = pieces.join('')
@@ -164,7 +171,7 @@ export class InfluxQLBackend implements InfluxBackend {
       clearTimeout(timer)
       // A reader that leaves early (a client went away) stops InfluxDB's work; a finished answer
       // leaves its connection to be kept alive.
-      if (!complete) controller.abort()
+      if (!complete) exchange.abort()
     }
   }
 }
