@@ -47,8 +47,20 @@ export async function renderEventsBody (batches: AsyncIterable<Message[]>, error
       else writer.comma()
       writer.message(message)
     }
-    if (writer.length > WHOLE_BODY_LIMIT) return Readable.from(streamRest(writer, iterator, tail), { objectMode: false })
+    if (writer.length > WHOLE_BODY_LIMIT) return streamOf(writer, iterator, tail)
   }
+}
+
+function streamOf (writer: MessageListWriter, iterator: AsyncIterator<Message[]>, tail: string): Readable {
+  const stream = Readable.from(streamRest(writer, iterator, tail), { objectMode: false })
+  // A stream destroyed before its first read (the client left while the first batches were
+  // read) ends streamRest before it starts, so its finally never runs: release the store's
+  // query here too. After a finished answer this is a no-op; a failure to release has no one
+  // left to tell.
+  stream.once('close', () => {
+    iterator.return?.().catch(() => {})
+  })
+  return stream
 }
 
 async function * streamRest (writer: MessageListWriter, iterator: AsyncIterator<Message[]>, tail: string): AsyncGenerator<Buffer> {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
-import { createServer, type Socket } from 'node:net'
+import { connect, createServer, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { influxSettings } from '../../src/config.js'
 import { AUTH, build, fixturesDir } from '../helper.js'
@@ -138,4 +138,22 @@ t.test('a large answer streams from InfluxDB, identical to the memory store', { 
   t.equal(b!.headers['transfer-encoding'], 'chunked', 'streamed, not sent whole')
   t.equal(b!.json().data.length, 6000)
   t.ok(b!.body === a!.body, 'byte-identical to the memory store')
+
+  // Clients that leave at every stage of a scan's answer (before its first batch, while it is
+  // being read, while it streams) each give their scan's turn back (INFLUX_MAX_SCANS is 1).
+  await influx.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = influx.server.address() as { port: number }
+  for (let delayMs = 0; delayMs < 12; delayMs++) {
+    const socket = connect(port, '127.0.0.1')
+    socket.on('error', () => {})
+    socket.write(`GET ${EVENTS} HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH.authorization}\r\n\r\n`)
+    await new Promise((resolve) => setTimeout(resolve, delayMs))
+    socket.destroy()
+  }
+  const after = await Promise.race([
+    influx.inject({ url: EVENTS, headers: AUTH }),
+    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 10_000))
+  ])
+  t.equal(after?.statusCode, 200, 'a scan after the departed ones is served')
+  t.equal(after?.body, a!.body)
 })

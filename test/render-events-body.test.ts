@@ -1,0 +1,73 @@
+import t from 'tap'
+import { once } from 'node:events'
+import { Readable } from 'node:stream'
+import type { Message } from '../schemas/message.js'
+import { renderEventsBody } from '../src/events/render-events-body.js'
+
+const message = (i: number): Message => ({
+  message_id: `m-${String(i).padStart(7, '0')}`,
+  message_code: 'EMPTY',
+  message_category: 'alert',
+  date_time: '2026-01-01T00:00:00.000Z',
+  device_id: 'd-1',
+  space_id: 's-1'
+})
+
+/** A store's batches of 1,000 events, recording whether its query was released (its finally ran). */
+function store (batches: number) {
+  const state = { released: false, batchesRead: 0 }
+  async function * source (): AsyncGenerator<Message[]> {
+    try {
+      for (let b = 0; b < batches; b++) {
+        state.batchesRead++
+        yield Array.from({ length: 1000 }, (_, i) => message(b * 1000 + i))
+      }
+    } finally {
+      state.released = true
+    }
+  }
+  return { state, batches: source() }
+}
+
+t.test('a small answer is one buffer, and its query is finished', async (t) => {
+  const { state, batches } = store(1)
+  const body = await renderEventsBody(batches, [])
+  t.ok(Buffer.isBuffer(body))
+  t.equal(JSON.parse(body.toString()).data.length, 1000)
+  t.equal(state.released, true)
+})
+
+t.test('a large answer streams every event, then releases the query', async (t) => {
+  const { state, batches } = store(20)
+  const body = await renderEventsBody(batches, [])
+  t.ok(body instanceof Readable, 'streamed')
+  const chunks: Buffer[] = []
+  for await (const chunk of body as Readable) chunks.push(chunk as Buffer)
+  const parsed = JSON.parse(Buffer.concat(chunks).toString())
+  t.equal(parsed.data.length, 20_000)
+  t.same(parsed.errors, [])
+  t.equal(state.released, true)
+})
+
+t.test('a large answer dropped before its first read still releases the query', async (t) => {
+  // The client went away while the first batches were read: the stream is destroyed unread.
+  const { state, batches } = store(20)
+  const body = await renderEventsBody(batches, []) as Readable
+  t.equal(state.released, false, 'still open while the answer is pending')
+  body.destroy()
+  await once(body, 'close')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(state.released, true, 'the store query is released')
+  t.ok(state.batchesRead < 20, 'and not read to its end')
+})
+
+t.test('a large answer dropped halfway releases the query', async (t) => {
+  const { state, batches } = store(20)
+  const body = await renderEventsBody(batches, []) as Readable
+  const reader = body[Symbol.asyncIterator]()
+  t.equal((await reader.next()).done, false, 'a first chunk is read')
+  await reader.return?.()
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(state.released, true)
+  t.ok(state.batchesRead < 20)
+})
