@@ -14,7 +14,6 @@ export interface InfluxRequest {
   query?: Record<string, string>
   body?: string
   contentType?: string
-  signal?: AbortSignal
 }
 
 /**
@@ -50,17 +49,18 @@ export class InfluxHttp {
     return this.#timeoutMs
   }
 
-  /** Resolves with the response once its headers arrive; the caller reads (or discards) its body. */
+  /**
+   * Resolves with the response once its headers arrive; the caller reads (or discards) its body.
+   * The whole exchange, body included, must end within the timeout.
+   */
   request (options: InfluxRequest): Promise<IncomingMessage> {
-    const url = new URL(options.path, this.#base)
-    for (const [name, value] of Object.entries(options.query ?? {})) url.searchParams.set(name, value)
-    const signal = options.signal ?? AbortSignal.timeout(this.#timeoutMs)
+    const path = options.query === undefined ? options.path : `${options.path}?${new URLSearchParams(options.query)}`
+    const signal = AbortSignal.timeout(this.#timeoutMs)
     const headers: Record<string, string> = { ...this.#headers }
     if (options.contentType !== undefined) headers['content-type'] = options.contentType
     if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body))
-    const transport = url.protocol === 'https:' ? https : http
     return new Promise((resolve, reject) => {
-      const request = transport.request(url, { method: options.method, headers, agent: this.#agent, signal }, resolve)
+      const request = this.#transport.request({ ...this.#target, path, method: options.method, headers, signal }, resolve)
       request.on('error', (error) => {
         reject(signal.aborted
           ? new StoreUnavailableError(`InfluxDB did not answer within ${this.#timeoutMs} ms`, { cause: error })
