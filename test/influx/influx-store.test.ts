@@ -4,6 +4,8 @@ import { writeFileSync } from 'node:fs'
 import { connect, createServer, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { influxSettings } from '../../src/config.js'
+import { loadEntityRegistry } from '../../src/registry/load-entities.js'
+import { openInfluxEventStore } from '../../src/store/influx/open-influx-store.js'
 import { AUTH, build, fixturesDir } from '../helper.js'
 import { runIngest } from '../ingest-cli.js'
 import { influxSkipReason, influxTestEnv, testInfluxServer } from './influx-server.js'
@@ -156,4 +158,27 @@ t.test('a large answer streams from InfluxDB, identical to the memory store', { 
   ])
   t.equal(after?.statusCode, 200, 'a scan after the departed ones is served')
   t.equal(after?.body, a!.body)
+
+  // Waiting for a turn is not waiting for InfluxDB: a scan queued behind another for longer than
+  // INFLUX_TIMEOUT_MS is still answered. The first holds its turn while its first batch is out.
+  const short = openInfluxEventStore({ ...influxSettings(env), timeoutMs: 300 }, await loadEntityRegistry(files.entitiesFile))
+  t.teardown(() => short.close())
+  const everything = { startMs: Date.UTC(2024, 0, 1), endMs: Date.UTC(2030, 0, 1), entities: undefined }
+  const first = short.queryEvents(everything)[Symbol.asyncIterator]()
+  const firstBatch = await first.next()
+  const firstLength = firstBatch.value?.length ?? 0
+  t.ok(firstLength > 0 && firstLength < 6000, `the first scan has a batch out (${firstLength} events), and holds its turn`)
+  let queuedDone = false
+  const queued = (async () => {
+    let events = 0
+    for await (const batch of short.queryEvents(everything)) events += batch.length
+    queuedDone = true
+    return events
+  })()
+  await new Promise((resolve) => setTimeout(resolve, 900))
+  t.equal(queuedDone, false, 'the second scan waits for its turn')
+  let rest = firstLength
+  for (let next = await first.next(); next.done !== true; next = await first.next()) rest += next.value.length
+  t.equal(rest, 6000, 'the first scan finishes, its timer paused while its batch was out')
+  t.equal(await queued, 6000, 'the second, queued three times INFLUX_TIMEOUT_MS, is answered in full')
 })
