@@ -3,6 +3,7 @@ import type { Config } from '../config.js'
 import type { EntityRegistry } from '../registry/entity-registry.js'
 import type { EventStore } from './event-store.js'
 import { openInfluxEventStore } from './influx/open-influx-store.js'
+import { collectLoadGarbage } from './collect-load-garbage.js'
 import { loadMemoryEventStore } from './load-memory-store.js'
 
 /** Builds the store STORE names. */
@@ -10,7 +11,8 @@ export async function openEventStore (config: Config, registry: EntityRegistry, 
   switch (config.store) {
     case 'memory': {
       const store = await loadMemoryEventStore(config.eventsFile, registry)
-      log.info({ file: config.eventsFile, events: store.size }, 'events loaded into the memory store')
+      const collected = collectLoadGarbage()
+      log.info({ file: config.eventsFile, events: store.size, loadGarbageCollected: collected }, 'events loaded into the memory store')
       return store
     }
     case 'influxdb': {
