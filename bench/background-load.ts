@@ -1,7 +1,11 @@
-import autocannon from 'autocannon'
-import { autocannonOptions, type LoadOptions, type LoadRequest } from './load.js'
+import { join } from 'node:path'
+import { projectRoot } from '../src/project-root.js'
+import { LARGE_READER_TASK_VARIABLE, type LargeReaderReport, type LargeReaderTask } from './large-reader.js'
+import type { LoadOptions, LoadRequest } from './load.js'
+import { startChild, waitForExit } from './processes.js'
+import { percentile } from './stats.js'
 
-/** A load that runs beside a measurement, as autocannon summarises it (whole milliseconds). */
+/** A load that runs beside a measurement. */
 export interface BackgroundRun {
   requests: number
   durationSec: number
@@ -14,25 +18,62 @@ export interface BackgroundRun {
   statuses: Record<string, number>
 }
 
+/** A background load started: it ends by itself after its duration. */
+export interface RunningBackground {
+  finished: Promise<BackgroundRun>
+}
+
+/** Like autocannon's. */
+const TIMEOUT_SEC = 30
+
 /**
- * Runs in a worker thread of its own (autocannon's workers mode), so that reading its large
- * answers does not hold up the event loop that times the measured requests. It runs for its whole
- * duration: autocannon cannot stop a worker early.
+ * Starts the request looping on options.connections connections for options.durationSec, in a
+ * process of its own (bench/large-reader.ts), and resolves once its requests are out. Its own
+ * process, so that reading large answers does not hold up the event loop that times the
+ * measured requests, and node:http, so that reading them costs little CPU.
  */
-export async function runInBackground (request: LoadRequest, options: LoadOptions, expectedStatus: number): Promise<BackgroundRun> {
-  const result = await autocannon({ ...autocannonOptions(request, options), workers: 1 })
-  const statuses: Record<string, number> = {}
-  for (const [status, stats] of Object.entries(result.statusCodeStats ?? {})) statuses[status] = stats.count ?? 0
-  const requests = Object.values(statuses).reduce((sum, count) => sum + count, 0)
+export async function startBackground (request: LoadRequest, options: LoadOptions, expectedStatus: number): Promise<RunningBackground> {
+  const task: LargeReaderTask = {
+    url: request.url,
+    headers: request.headers ?? {},
+    connections: options.connections,
+    durationSec: options.durationSec,
+    timeoutSec: TIMEOUT_SEC
+  }
+  const child = startChild(process.execPath, ['--import', 'tsx', join(projectRoot, 'bench', 'large-reader.ts')], {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH ?? '', [LARGE_READER_TASK_VARIABLE]: JSON.stringify(task) },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc']
+  })
+  let stdout = ''
+  child.process.stdout!.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+  const exited = waitForExit(child)
+  await new Promise<void>((resolve, reject) => {
+    child.process.once('message', () => resolve())
+    exited.then((code) => reject(new Error(`the large-answer reader exited (${code}) before it started: ${child.output()}`)), reject)
+  })
+  const finished = exited.then((code) => {
+    const last = stdout.trim().split('\n').at(-1) ?? ''
+    if (code !== 0 || last === '') throw new Error(`the large-answer reader failed (${code}): ${child.output()}`)
+    return summariseBackground(JSON.parse(last) as LargeReaderReport, expectedStatus)
+  })
+  // Awaited by the caller; this keeps an early failure from being reported as unhandled meanwhile.
+  finished.catch(() => {})
+  return { finished }
+}
+
+export function summariseBackground (report: LargeReaderReport, expectedStatus: number): BackgroundRun {
+  const requests = Object.values(report.statuses).reduce((sum, count) => sum + count, 0)
+  const sorted = Float64Array.from(report.latenciesMs).sort()
   return {
     requests,
-    durationSec: result.duration,
-    reqPerSec: result.duration > 0 ? requests / result.duration : 0,
-    latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
-    errors: result.errors,
-    timeouts: result.timeouts,
-    unexpectedStatuses: Object.entries(statuses).filter(([status]) => Number(status) !== expectedStatus).reduce((sum, [, count]) => sum + count, 0),
-    statuses
+    durationSec: report.durationSec,
+    reqPerSec: report.durationSec > 0 ? requests / report.durationSec : 0,
+    latencyMs: { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), max: sorted.length === 0 ? NaN : sorted[sorted.length - 1]! },
+    errors: report.errors,
+    timeouts: report.timeouts,
+    unexpectedStatuses: Object.entries(report.statuses).filter(([status]) => Number(status) !== expectedStatus).reduce((sum, [, count]) => sum + count, 0),
+    statuses: report.statuses
   }
 }
 

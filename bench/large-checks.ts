@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { capture, countEvents } from './capture.js'
-import { poolBackground, runInBackground, type BackgroundRun } from './background-load.js'
+import { poolBackground, startBackground, type BackgroundRun } from './background-load.js'
 import { runLoad, type LoadRequest, type LoadSample } from './load.js'
 import { log } from './log.js'
 import type { Profile } from './options.js'
@@ -16,7 +16,7 @@ export interface LargeChecks {
   loadConnections: number
   smallAlone: Metrics
   smallUnderLoad: Metrics
-  /** The large requests that ran beside the small ones (from a worker thread of the load generator). */
+  /** The large requests that ran beside the small ones (from a process of their own: bench/large-reader.ts). */
   largeBeside: BackgroundRun & { rounds: number }
   smallP99AloneMs: number
   smallP99UnderLoadMs: number
@@ -41,10 +41,10 @@ export async function checkLarge (large: LoadRequest, small: LoadRequest, profil
   for (let round = 0; round < profile.rounds; round++) {
     alone.push(await runLoad(small, options))
     // Outlasts the small requests' run (autocannon stops on whole seconds), then ends by itself.
-    const load = runInBackground(large, { connections: profile.loadConnections, durationSec: profile.durationSec + 2 }, 200)
+    const load = await startBackground(large, { connections: profile.loadConnections, durationSec: profile.durationSec + 2 }, 200)
     await sleep(LOAD_LEAD_MS)
     underLoad.push(await runLoad(small, options))
-    beside.push(await load)
+    beside.push(await load.finished)
     log(`${context}: round ${round + 1}/${profile.rounds} small p99 alone and beside ${profile.loadConnections} large connections measured`)
   }
   const smallAlone = summarise(alone, 200)
