@@ -77,7 +77,8 @@ export async function readLargeAnswers (task: LargeReaderTask, onRunning: () => 
   const loops = Array.from({ length: task.connections }, loop)
   onRunning()
   // At the deadline, answers still being read are abandoned, as autocannon does: not counted.
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - performance.now())))
+  // Timers may fire a fraction of a millisecond early: wait until the deadline has really passed.
+  while (performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, Math.max(1, deadline - performance.now())))
   stopping = true
   report.durationSec = (performance.now() - started) / 1000
   agent.destroy()
