@@ -4,46 +4,27 @@ import { keepJsonBytes } from '../events/message-json.js'
 import type { EntityRegistry } from '../registry/entity-registry.js'
 import { compareEvents, matchesFilters, type EventQuery, type EventStore, type StoreHealth } from './event-store.js'
 
-/** Events of one entity (or of all), sorted, with their times in a flat array for binary search. */
-class TimeIndex {
-  readonly events: StoredEvent[]
-  readonly times: Float64Array
-
-  constructor (events: StoredEvent[]) {
-    this.events = events
-    this.times = Float64Array.from(events, (event) => event.epochMs)
-  }
-
-  /** The first position whose time is >= ms. */
-  lowerBound (ms: number): number {
-    let low = 0
-    let high = this.times.length
-    while (low < high) {
-      const middle = (low + high) >>> 1
-      if (this.times[middle]! < ms) low = middle + 1
-      else high = middle
-    }
-    return low
-  }
-}
-
 const BATCH_SIZE = 1000
-const EMPTY = new TimeIndex([])
+const NO_POSITIONS = new Uint32Array(0)
 
 function byTimeThenId (a: StoredEvent, b: StoredEvent): number {
   return compareEvents(a.epochMs, a.message.message_id, b.epochMs, b.message.message_id)
 }
 
 /**
- * The embedded store: every event in memory, indexed by time overall, per device and per space
- * (a device's events are also indexed under the space they happened in), and by message_id.
+ * The embedded store: every event in memory, in date_time then message_id order, with its time in
+ * a flat array for binary search, and indexes by device and by space (a device's events are also
+ * indexed under the space they happened in) and by message_id. The indexes hold positions in that
+ * order, not objects: typed arrays outside the V8 heap, and one order to merge them by. The heap
+ * holds little more than the messages, since every young-generation GC walks its pages.
  */
 export class MemoryEventStore implements EventStore {
   readonly kind = 'memory'
-  readonly #all: TimeIndex
-  readonly #byDevice = new Map<string, TimeIndex>()
-  readonly #bySpace = new Map<string, TimeIndex>()
-  readonly #byMessageId = new Map<string, StoredEvent>()
+  readonly #messages: Message[]
+  readonly #times: Float64Array
+  readonly #byDevice = new Map<string, Uint32Array>()
+  readonly #bySpace = new Map<string, Uint32Array>()
+  readonly #byMessageId = new Map<string, number>()
 
   /** Events of entities the registry does not know are left out here, so they are never served. */
   constructor (events: Iterable<StoredEvent>, registry: EntityRegistry) {
@@ -60,39 +41,43 @@ export class MemoryEventStore implements EventStore {
       if (!registry.knowsEntityOf(event.message)) continue
       const message = event.message
       message.message_code = intern(message.message_code)
+      message.message_category = intern(message.message_category) as Message['message_category']
       if (message.device_id !== undefined) message.device_id = intern(message.device_id)
       if (message.space_id !== undefined) message.space_id = intern(message.space_id)
+      // The same text as the parsed form, but one flat string instead of a concatenation tree.
+      message.date_time = new Date(event.epochMs).toISOString()
       known.push(event)
     }
     known.sort(byTimeThenId)
-    keepJsonBytes(known.map((event) => event.message))
-    const byDevice = new Map<string, StoredEvent[]>()
-    const bySpace = new Map<string, StoredEvent[]>()
-    const append = (map: Map<string, StoredEvent[]>, key: string, event: StoredEvent) => {
+    this.#messages = known.map((event) => event.message)
+    this.#times = Float64Array.from(known, (event) => event.epochMs)
+    keepJsonBytes(this.#messages)
+    const byDevice = new Map<string, number[]>()
+    const bySpace = new Map<string, number[]>()
+    const append = (map: Map<string, number[]>, key: string, position: number) => {
       const list = map.get(key)
-      if (list === undefined) map.set(key, [event])
-      else list.push(event)
+      if (list === undefined) map.set(key, [position])
+      else list.push(position)
     }
-    for (const event of known) {
-      const { device_id: deviceId, space_id: spaceId, message_id: messageId } = event.message
-      if (deviceId !== undefined) append(byDevice, deviceId, event)
-      if (spaceId !== undefined) append(bySpace, spaceId, event)
-      this.#byMessageId.set(messageId, event)
-    }
-    this.#all = new TimeIndex(known)
-    for (const [id, list] of byDevice) this.#byDevice.set(id, new TimeIndex(list))
-    for (const [id, list] of bySpace) this.#bySpace.set(id, new TimeIndex(list))
+    this.#messages.forEach(({ device_id: deviceId, space_id: spaceId, message_id: messageId }, position) => {
+      if (deviceId !== undefined) append(byDevice, deviceId, position)
+      if (spaceId !== undefined) append(bySpace, spaceId, position)
+      this.#byMessageId.set(messageId, position)
+    })
+    for (const [id, list] of byDevice) this.#byDevice.set(id, Uint32Array.from(list))
+    for (const [id, list] of bySpace) this.#bySpace.set(id, Uint32Array.from(list))
   }
 
   get size (): number {
-    return this.#all.events.length
+    return this.#messages.length
   }
 
   async * queryEvents (query: EventQuery): AsyncGenerator<Message[]> {
     let batch: Message[] = []
-    for (const event of this.#candidates(query)) {
-      if (!matchesFilters(query, event.message)) continue
-      batch.push(event.message)
+    for (const position of this.#candidates(query)) {
+      const message = this.#messages[position]!
+      if (!matchesFilters(query, message)) continue
+      batch.push(message)
       if (batch.length === BATCH_SIZE) {
         yield batch
         batch = []
@@ -107,55 +92,75 @@ export class MemoryEventStore implements EventStore {
 
   async close (): Promise<void> {}
 
-  /** Events in the window, in order, that may match: the cheapest of the ID, entity and time indexes. */
-  * #candidates (query: EventQuery): Generator<StoredEvent> {
+  /** The first position whose time is >= ms. */
+  #lowerBound (ms: number): number {
+    return this.#lowerBoundIn(undefined, ms)
+  }
+
+  /** The first index into positions (all events when undefined) whose event's time is >= ms. */
+  #lowerBoundIn (positions: Uint32Array | undefined, ms: number): number {
+    const times = this.#times
+    let low = 0
+    let high = positions === undefined ? times.length : positions.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      const time = times[positions === undefined ? middle : positions[middle]!]!
+      if (time < ms) low = middle + 1
+      else high = middle
+    }
+    return low
+  }
+
+  /** Positions of the events in the window, in order, that may match: the cheapest of the ID, entity and time indexes. */
+  * #candidates (query: EventQuery): Generator<number> {
     const { startMs, endMs, entities, messageIds } = query
+    const times = this.#times
     if (messageIds !== undefined) {
-      const found: StoredEvent[] = []
+      const found: number[] = []
       for (const id of messageIds) {
-        const event = this.#byMessageId.get(id)
-        if (event !== undefined && event.epochMs >= startMs && event.epochMs < endMs) found.push(event)
+        const position = this.#byMessageId.get(id)
+        if (position !== undefined && times[position]! >= startMs && times[position]! < endMs) found.push(position)
       }
-      yield * found.sort(byTimeThenId)
+      yield * found.sort((a, b) => a - b)
       return
     }
     if (entities === undefined) {
-      yield * this.#window(this.#all, startMs, endMs)
+      const to = this.#lowerBound(endMs)
+      for (let position = this.#lowerBound(startMs); position < to; position++) yield position
       return
     }
     const indexes = [
-      ...[...entities.deviceIds].map((id) => this.#byDevice.get(id) ?? EMPTY),
-      ...[...entities.spaceIds].map((id) => this.#bySpace.get(id) ?? EMPTY)
-    ].filter((index) => index.events.length > 0)
+      ...[...entities.deviceIds].map((id) => this.#byDevice.get(id) ?? NO_POSITIONS),
+      ...[...entities.spaceIds].map((id) => this.#bySpace.get(id) ?? NO_POSITIONS)
+    ].filter((positions) => positions.length > 0)
     if (indexes.length === 0) return
-    if (indexes.length === 1) {
-      yield * this.#window(indexes[0]!, startMs, endMs)
+    const windows = indexes.map((positions) => ({ positions, from: this.#lowerBoundIn(positions, startMs), to: this.#lowerBoundIn(positions, endMs) }))
+    if (windows.length === 1) {
+      const { positions, from, to } = windows[0]!
+      for (let i = from; i < to; i++) yield positions[i]!
       return
     }
-    const windows = indexes.map((index) => ({ index, from: index.lowerBound(startMs), to: index.lowerBound(endMs) }))
     const selected = windows.reduce((sum, { from, to }) => sum + to - from, 0)
-    const overall = this.#all.lowerBound(endMs) - this.#all.lowerBound(startMs)
+    const overall = this.#lowerBound(endMs) - this.#lowerBound(startMs)
     // Sorting the entities' windows costs n log n; walking the whole window with a set lookup costs
     // its length. Take whichever reads less.
     if (selected * Math.log2(selected + 1) >= overall) {
-      yield * this.#window(this.#all, startMs, endMs)
+      const to = this.#lowerBound(endMs)
+      for (let position = this.#lowerBound(startMs); position < to; position++) yield position
       return
     }
-    const merged: StoredEvent[] = []
-    for (const { index, from, to } of windows) {
-      for (let i = from; i < to; i++) merged.push(index.events[i]!)
+    const merged = new Uint32Array(selected)
+    let length = 0
+    for (const { positions, from, to } of windows) {
+      merged.set(positions.subarray(from, to), length)
+      length += to - from
     }
-    merged.sort(byTimeThenId)
+    merged.sort()
     // A device's event is in its device's window and in its space's: keep one.
-    let previous: StoredEvent | undefined
-    for (const event of merged) {
-      if (event !== previous) yield event
-      previous = event
+    let previous = -1
+    for (const position of merged) {
+      if (position !== previous) yield position
+      previous = position
     }
-  }
-
-  * #window (index: TimeIndex, startMs: number, endMs: number): Generator<StoredEvent> {
-    const to = index.lowerBound(endMs)
-    for (let i = index.lowerBound(startMs); i < to; i++) yield index.events[i]!
   }
 }
