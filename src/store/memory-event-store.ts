@@ -111,6 +111,12 @@ export class MemoryEventStore implements EventStore {
     return low
   }
 
+  /** Every position in the window, in order. */
+  * #window (startMs: number, endMs: number): Generator<number> {
+    const to = this.#lowerBound(endMs)
+    for (let position = this.#lowerBound(startMs); position < to; position++) yield position
+  }
+
   /** Positions of the events in the window, in order, that may match: the cheapest of the ID, entity and time indexes. */
   * #candidates (query: EventQuery): Generator<number> {
     const { startMs, endMs, entities, messageIds } = query
@@ -125,8 +131,7 @@ export class MemoryEventStore implements EventStore {
       return
     }
     if (entities === undefined) {
-      const to = this.#lowerBound(endMs)
-      for (let position = this.#lowerBound(startMs); position < to; position++) yield position
+      yield * this.#window(startMs, endMs)
       return
     }
     const indexes = [
@@ -145,8 +150,7 @@ export class MemoryEventStore implements EventStore {
     // Sorting the entities' windows costs n log n; walking the whole window with a set lookup costs
     // its length. Take whichever reads less.
     if (selected * Math.log2(selected + 1) >= overall) {
-      const to = this.#lowerBound(endMs)
-      for (let position = this.#lowerBound(startMs); position < to; position++) yield position
+      yield * this.#window(startMs, endMs)
       return
     }
     const merged = new Uint32Array(selected)
