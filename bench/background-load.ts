@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { projectRoot } from '../src/project-root.js'
 import { LARGE_READER_TASK_VARIABLE, type LargeReaderReport, type LargeReaderTask } from './large-reader.js'
-import type { LoadOptions, LoadRequest } from './load.js'
+import { REQUEST_TIMEOUT_SEC, type LoadOptions, type LoadRequest } from './load.js'
 import { startChild, waitForExit } from './processes.js'
 import { percentile } from './stats.js'
 
@@ -23,9 +23,6 @@ export interface RunningBackground {
   finished: Promise<BackgroundRun>
 }
 
-/** Like autocannon's. */
-const TIMEOUT_SEC = 30
-
 /**
  * Starts the request looping on options.connections connections for options.durationSec, in a
  * process of its own (bench/large-reader.ts), and resolves once its requests are out. Its own
@@ -38,7 +35,7 @@ export async function startBackground (request: LoadRequest, options: LoadOption
     headers: request.headers ?? {},
     connections: options.connections,
     durationSec: options.durationSec,
-    timeoutSec: TIMEOUT_SEC
+    timeoutSec: REQUEST_TIMEOUT_SEC
   }
   const child = startChild(process.execPath, ['--import', 'tsx', join(projectRoot, 'bench', 'large-reader.ts')], {
     cwd: projectRoot,

@@ -25,11 +25,10 @@ export interface LoadOptions {
   durationSec: number
 }
 
-/**
- * Sends the request over options.connections connections for options.durationSec seconds and
- * records each response's status and latency (autocannon's 'response' event).
- */
-/** What every load run asks autocannon for: the request, connections, duration, a 30 s timeout. */
+/** How long any load run waits for one answer before counting a timeout. */
+export const REQUEST_TIMEOUT_SEC = 30
+
+/** What every load run asks autocannon for: the request, connections, duration, the timeout. */
 export function autocannonOptions (request: LoadRequest, options: LoadOptions): autocannon.Options {
   return {
     url: request.url,
@@ -38,10 +37,14 @@ export function autocannonOptions (request: LoadRequest, options: LoadOptions): 
     ...(request.body === undefined ? {} : { body: request.body }),
     connections: options.connections,
     duration: options.durationSec,
-    timeout: 30
+    timeout: REQUEST_TIMEOUT_SEC
   }
 }
 
+/**
+ * Sends the request over options.connections connections for options.durationSec seconds and
+ * records each response's status and latency (autocannon's 'response' event).
+ */
 export async function runLoad (request: LoadRequest, options: LoadOptions): Promise<LoadSample> {
   const latencies: number[] = []
   const statuses: Record<string, number> = {}

@@ -42,7 +42,7 @@ interface Row {
   storeCeiling?: Metrics
   ratios: { framework: Record<string, number>, store?: Record<string, number> }
   rss: Record<string, number>
-  large?: { eventsInOneResponse: number, smallP99AloneMs: number, smallP99UnderLoadMs: number, p99Ratio: number }
+  large?: { eventsInOneResponse: number, smallP99AloneMs: number, smallP99UnderLoadMs: number, p99Ratio: number, largeBeside: Metrics }
 }
 
 const finite = (value: unknown) => typeof value === 'number' && Number.isFinite(value)
@@ -98,6 +98,8 @@ t.test('npm run bench -- --quick runs end to end and writes well-formed results'
     if (row.scenario === 'large') {
       t.ok(row.large !== undefined && row.large.eventsInOneResponse > 0, `${name}: events counted in one answer`)
       t.ok(finite(row.large?.smallP99AloneMs) && finite(row.large?.smallP99UnderLoadMs) && finite(row.large?.p99Ratio), `${name}: small p99 alone and under load`)
+      // Without a large answer read to the end beside them, "beside large" measured nothing.
+      t.ok(row.large !== undefined && row.large.largeBeside.requests > 0 && row.large.largeBeside.errors === 0, `${name}: large answers were read beside the small requests`)
     }
   }
 
