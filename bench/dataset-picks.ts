@@ -1,8 +1,7 @@
 import { createReadStream } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
-
-const DAY_MS = 86_400_000
+import { DAY_MS } from '../src/time/rfc3339.js'
 
 /** The fixed requests' entities, chosen from the data so each scenario asks for a realistic amount. */
 export interface DatasetPicks {

@@ -7,7 +7,9 @@ import type { DatasetSize, Profile } from './options.js'
 import { startChild, waitForExit } from './processes.js'
 import { scanDataset, type DatasetPicks } from './dataset-picks.js'
 
-export const DAY_MS = 86_400_000
+import { DAY_MS } from '../src/time/rfc3339.js'
+
+export { DAY_MS }
 
 /** A generated data set on disk, with the entities and languages the scenarios ask for. */
 export interface Dataset {

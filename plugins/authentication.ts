@@ -46,4 +46,4 @@ export default fp<AuthenticationOptions>(async function authentication (fastify,
     }
     sendError(reply, 'unauthorized_request')
   })
-}, { name: 'authentication' })
+}, { name: 'authentication', fastify: '5.x' })

@@ -17,4 +17,4 @@ export default fp<EntityRegistryOptions>(async function entityRegistry (fastify,
   const registry = await loadEntityRegistry(options.entitiesFile)
   fastify.decorate('entityRegistry', registry)
   fastify.log.info({ file: options.entitiesFile, devices: registry.deviceCount, spaces: registry.spaceCount }, 'entities loaded')
-}, { name: 'entity-registry' })
+}, { name: 'entity-registry', fastify: '5.x' })

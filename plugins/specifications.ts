@@ -18,4 +18,4 @@ export default fp<SpecificationsOptions>(async function specifications (fastify,
   const catalog = file === undefined ? undefined : await loadSpecificationCatalog(file)
   fastify.decorate('specificationCatalog', catalog)
   if (file !== undefined) fastify.log.info({ file }, 'specifications loaded')
-}, { name: 'specifications' })
+}, { name: 'specifications', fastify: '5.x' })

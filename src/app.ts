@@ -12,6 +12,7 @@ import eventSpecificationsRoutes from './routes/event-specifications.js'
 import eventsRoutes from './routes/events.js'
 import healthRoutes from './routes/health.js'
 import { StoreUnavailableError } from './store/event-store.js'
+import { StoreContractError } from './store/store-contract.js'
 
 export interface AppOptions {
   config: Config
@@ -27,7 +28,7 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   fastify.register(authentication, { tokens: config.apiTokens })
   fastify.register(queryRules)
   fastify.register(entityRegistry, { entitiesFile: config.entitiesFile })
-  fastify.register(eventStore, { config })
+  fastify.register(eventStore, { store: config.store })
   fastify.register(specifications, { specificationsFile: config.specificationsFile })
 
   fastify.register(eventsRoutes)
@@ -40,6 +41,10 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
     if (error instanceof StoreUnavailableError) {
       request.log.warn({ err: error }, 'event store unavailable')
       return errorObject(reply, 'service_unavailable')
+    }
+    if (error instanceof StoreContractError) {
+      request.log.error({ err: error }, 'the event store broke the answer contract')
+      return errorObject(reply, 'internal_error')
     }
     const status = error.statusCode ?? 500
     if (status === 404) return errorObject(reply, 'not_found')

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { collectLoadGarbage } from '../src/store/collect-load-garbage.js'
+import { collectLoadGarbage } from '../src/store/memory/collect-load-garbage.js'
 
 const withGc = globalThis as { gc?: () => void }
 

@@ -7,8 +7,8 @@ t.test('defaults: port 8080 on every interface, memory store on the demo data, a
   const config = loadConfig({})
   t.equal(config.port, 8080)
   t.equal(config.host, '0.0.0.0')
-  t.equal(config.store, 'memory')
-  t.equal(config.eventsFile, join(demoDataDir, 'events.ndjson'))
+  t.equal(config.store.name, 'memory')
+  t.same(config.store.settings, { eventsFile: join(demoDataDir, 'events.ndjson') })
   t.equal(config.entitiesFile, join(demoDataDir, 'entities.json'))
   t.equal(config.specificationsFile, join(demoDataDir, 'specifications.json'))
   t.equal(config.logLevel, 'info')
@@ -32,7 +32,7 @@ t.test('values are read', async (t) => {
   t.equal(config.host, '127.0.0.1')
   t.same(config.apiTokens, ['a1', 'b2'], 'trimmed, repeats dropped')
   t.equal(config.generatedToken, false)
-  t.equal(config.eventsFile, '/e.ndjson')
+  t.same(config.store.settings, { eventsFile: '/e.ndjson' })
   t.equal(config.entitiesFile, '/n.json')
   t.equal(config.specificationsFile, undefined, 'none: not implemented')
   t.equal(config.logLevel, 'warn')
@@ -65,12 +65,12 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
 
 t.test('STORE=influxdb: the dialect follows from the variables; missing or contradictory ones are named', async (t) => {
   const base = { STORE: 'influxdb', INFLUX_URL: 'http://influx:8086/' }
-  const influxql = loadConfig({ ...base, INFLUX_DATABASE: 'events', INFLUX_USERNAME: 'u', INFLUX_PASSWORD: 'p' }).influx
+  const influxql = loadConfig({ ...base, INFLUX_DATABASE: 'events', INFLUX_USERNAME: 'u', INFLUX_PASSWORD: 'p' }).store.settings
   t.match(influxql, { dialect: 'influxql', url: 'http://influx:8086', database: 'events', username: 'u', password: 'p', measurement: 'event', timeoutMs: 5000, maxScans: 1 })
-  const flux = loadConfig({ ...base, INFLUX_BUCKET: 'b', INFLUX_ORG: 'o', INFLUX_TOKEN: 't', INFLUX_MEASUREMENT: 'm', INFLUX_TIMEOUT_MS: '250', INFLUX_MAX_SCANS: '4' }).influx
+  const flux = loadConfig({ ...base, INFLUX_BUCKET: 'b', INFLUX_ORG: 'o', INFLUX_TOKEN: 't', INFLUX_MEASUREMENT: 'm', INFLUX_TIMEOUT_MS: '250', INFLUX_MAX_SCANS: '4' }).store.settings
   t.match(flux, { dialect: 'flux', bucket: 'b', org: 'o', token: 't', measurement: 'm', timeoutMs: 250, maxScans: 4 })
-  t.match(loadConfig({ ...base, INFLUX_BUCKET: 'b', INFLUX_DATABASE: 'd', INFLUX_QUERY_LANGUAGE: 'influxql' }).influx, { dialect: 'influxql', database: 'd' }, 'the override decides')
-  t.equal(loadConfig({ INFLUX_URL: 'http://influx:8086' }).influx, undefined, 'InfluxDB settings are used only with STORE=influxdb')
+  t.match(loadConfig({ ...base, INFLUX_BUCKET: 'b', INFLUX_DATABASE: 'd', INFLUX_QUERY_LANGUAGE: 'influxql' }).store.settings, { dialect: 'influxql', database: 'd' }, 'the override decides')
+  t.equal(loadConfig({ INFLUX_URL: 'http://influx:8086' }).store.name, 'memory', 'InfluxDB settings are used only with STORE=influxdb')
 
   const refused: Array<[Record<string, string>, RegExp]> = [
     [{ STORE: 'influxdb' }, /^INFLUX_URL is required by STORE=influxdb$/],

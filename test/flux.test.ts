@@ -3,12 +3,12 @@ import { once } from 'node:events'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { gunzipSync } from 'node:zlib'
-import type { FluxSettings } from '../src/config.js'
 import { StoreUnavailableError, type EventQuery } from '../src/store/event-store.js'
 import { toLineProtocol } from '../src/store/influx/event-point.js'
 import { FluxBackend } from '../src/store/influx/flux-backend.js'
 import { buildFluxEventQuery, buildFluxPointsQuery } from '../src/store/influx/flux-query.js'
-import { MAX_PUSHED_ENTITIES } from '../src/store/influx/influxql-query.js'
+import type { FluxSettings } from '../src/store/influx/influx-settings.js'
+import { MAX_PUSHED_ENTITIES } from '../src/store/influx/pushed-entities.js'
 
 // No InfluxDB 2.x can run on this machine: the builders are checked against exact Flux text, and
 // the backend talks to a stand-in HTTP server that answers as InfluxDB 2.7 does, from

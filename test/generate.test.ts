@@ -8,8 +8,8 @@ import { emittableCodes } from '../src/demo/incidents.js'
 import { projectRoot } from '../src/project-root.js'
 import { loadEntityRegistry } from '../src/registry/load-entities.js'
 import { loadSpecificationCatalog } from '../src/specifications/load-specifications.js'
-import { compareEvents } from '../src/store/event-store.js'
-import { loadMemoryEventStore } from '../src/store/load-memory-store.js'
+import { compareEvents } from '../src/store/event-order.js'
+import { loadMemoryEventStore } from '../src/store/memory/load-memory-store.js'
 import type { EntitiesFile } from '../schemas/entities.js'
 import type { MessageRecord } from '../schemas/message.js'
 import type { EventSpecification } from '../schemas/specifications.js'
@@ -55,12 +55,14 @@ t.test('the files load through the provider loaders, and no event is left out', 
   const summary = await generateDataset(smallOptions(dir, { codes: 60 }))
   const registry = await loadEntityRegistry(join(dir, DATASET_FILES.entities))
   const catalog = await loadSpecificationCatalog(join(dir, DATASET_FILES.specifications))
-  const store = await loadMemoryEventStore(join(dir, DATASET_FILES.events), registry)
+  const store = await loadMemoryEventStore(join(dir, DATASET_FILES.events))
+  const { events } = await readDataset(dir)
   t.equal(registry.deviceCount, 30)
   t.equal(registry.spaceCount, 9)
   t.equal([...catalog.codes].length, 60)
   t.ok(summary.events > 0)
-  t.equal(store.size, summary.events, 'every event belongs to a known entity and has its own message_id')
+  t.equal(store.size, summary.events, 'every event has its own message_id')
+  t.ok(events.every((event) => registry.knowsEntityOf(event)), 'every event belongs to a known entity')
 })
 
 t.test('counts are as asked and events use only catalog codes, with their categories', async (t) => {
@@ -90,7 +92,7 @@ t.test('events are sorted, unique, inside [end - days, end), and shaped as the f
   const startMs = END_MS - 14 * DAY_MS
   const times = events.map((event) => Date.parse(event.date_time))
   t.ok(times.every((time) => time >= startMs && time < END_MS), 'inside the period')
-  t.ok(events.every((event, i) => i === 0 || compareEvents(times[i - 1]!, events[i - 1]!.message_id, times[i]!, event.message_id) < 0),
+  t.ok(events.every((event, i) => i === 0 || compareEvents(events[i - 1]!.date_time, events[i - 1]!.message_id, event.date_time, event.message_id) < 0),
     'strictly increasing in (date_time, message_id)')
   t.equal(new Set(events.map((event) => event.message_id)).size, events.length, 'message_ids are unique')
   t.ok(events.every((event) => /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(event.message_id)), 'UUID v4 shaped')

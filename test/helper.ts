@@ -1,7 +1,8 @@
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
-import type { Config } from '../src/config.js'
+import { loadConfig, type Config } from '../src/config.js'
+import type { ConfiguredStore } from '../src/store/store-descriptor.js'
 import { projectRoot } from '../src/project-root.js'
 
 export const fixturesDir = join(projectRoot, 'test', 'fixtures')
@@ -10,18 +11,22 @@ export const TOKEN = 'test-token-1'
 export const OTHER_TOKEN = 'test-token-2'
 export const AUTH = { authorization: `Bearer ${TOKEN}` }
 
-export function testConfig (overrides: Partial<Config> = {}): Config {
+/** The store a user would get with these variables (STORE and the store's own). */
+export function storeFromEnv (env: Record<string, string>): ConfiguredStore {
+  return loadConfig(env).store
+}
+
+/** The test configuration; `eventsFile` is the memory store's EVENTS_FILE (the fixtures by default). */
+export function testConfig ({ eventsFile, ...overrides }: Partial<Config> & { eventsFile?: string } = {}): Config {
   return {
     port: 0,
     host: '127.0.0.1',
     apiTokens: [TOKEN, OTHER_TOKEN],
     generatedToken: false,
-    store: 'memory',
-    eventsFile: join(fixturesDir, 'events.ndjson'),
+    store: storeFromEnv({ STORE: 'memory', EVENTS_FILE: eventsFile ?? join(fixturesDir, 'events.ndjson') }),
     entitiesFile: join(fixturesDir, 'entities.json'),
     specificationsFile: join(fixturesDir, 'specifications.json'),
     logLevel: 'silent',
-    influx: undefined,
     workers: 1,
     ...overrides
   }
@@ -32,7 +37,7 @@ interface Teardown {
 }
 
 /** A ready provider on the test fixtures (or the given configuration), closed when the test ends. */
-export async function build (t: Teardown, overrides: Partial<Config> = {}): Promise<FastifyInstance> {
+export async function build (t: Teardown, overrides: Parameters<typeof testConfig>[0] = {}): Promise<FastifyInstance> {
   const app = await buildApp(testConfig(overrides))
   t.teardown(() => app.close())
   return app

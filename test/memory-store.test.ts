@@ -3,8 +3,10 @@ import fc from 'fast-check'
 import type { Message } from '../schemas/message.js'
 import type { StoredEvent } from '../src/data/event-lines.js'
 import { EntityRegistry } from '../src/registry/entity-registry.js'
-import { compareEvents, type EventQuery } from '../src/store/event-store.js'
-import { MemoryEventStore } from '../src/store/memory-event-store.js'
+import { compareMessageIds } from '../src/store/event-order.js'
+import type { EventQuery } from '../src/store/event-store.js'
+import { MemoryEventStore } from '../src/store/memory/memory-event-store.js'
+import { keepStoreContract } from '../src/store/store-contract.js'
 
 const DAY = 86_400_000
 const T0 = Date.UTC(2025, 0, 1)
@@ -65,19 +67,27 @@ function reference (all: StoredEvent[], q: EventQuery): string[] {
       (q.messageIds === undefined || q.messageIds.has(m.message_id)) &&
       (q.category === undefined || q.category === m.message_category) &&
       (q.messageCodes === undefined || q.messageCodes.has(m.message_code)))
-    .sort((a, b) => compareEvents(a.epochMs, a.message.message_id, b.epochMs, b.message.message_id))
+    .sort((a, b) => a.epochMs - b.epochMs || compareMessageIds(a.message.message_id, b.message.message_id))
     .map(({ message }) => message.message_id)
 }
 
+/** What the provider serves: the store's answer held to the shared contract. */
 async function collect (store: MemoryEventStore, q: EventQuery): Promise<string[]> {
   const ids: string[] = []
-  for await (const batch of store.queryEvents(q)) for (const message of batch) ids.push(message.message_id)
+  for await (const batch of keepStoreContract(store, q, registry)) {
+    batch.messages.forEach((message, i) => {
+      // The bytes handed over are the message's wire JSON.
+      const json = batch.encoded!.buffers[i]!.subarray(batch.encoded!.starts[i], batch.encoded!.ends[i]).toString()
+      if (json !== JSON.stringify(message)) throw new Error(`encoded ${json} for ${JSON.stringify(message)}`)
+      ids.push(message.message_id)
+    })
+  }
   return ids
 }
 
 t.test('the indexes answer exactly what a scan of every event answers', async (t) => {
   await fc.assert(fc.asyncProperty(events, fc.array(query, { minLength: 1, maxLength: 10 }), async (all, queries) => {
-    const store = new MemoryEventStore(all, registry)
+    const store = new MemoryEventStore(all)
     for (const q of queries) {
       const found = await collect(store, q)
       const wanted = reference(all, q)
@@ -92,8 +102,8 @@ t.test('large answers come in batches', async (t) => {
     message: { message_id: `m${i}`, message_code: 'A', message_category: 'alert', date_time: new Date(T0 + i).toISOString(), device_id: 'd0', space_id: 's0' },
     epochMs: T0 + i
   }))
-  const store = new MemoryEventStore(all, registry)
+  const store = new MemoryEventStore(all)
   const sizes: number[] = []
-  for await (const batch of store.queryEvents({ startMs: T0, endMs: T0 + DAY, entities: undefined })) sizes.push(batch.length)
+  for await (const batch of store.queryEvents({ startMs: T0, endMs: T0 + DAY, entities: undefined })) sizes.push(batch.messages.length)
   t.same(sizes, [1000, 1000, 500])
 })

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { dateRangeOf, nameRuleViolation } from '../plugins/query-rules.js'
+import { nameRuleViolation } from '../plugins/query-rules.js'
+import { dateRangeOf } from '../src/time/date-range.js'
 
 const known = new Set(['start_date', 'end_date', 'a', 'b', 'c'])
 const exclusive = ['a', 'b', 'c']

@@ -2,6 +2,7 @@ import t from 'tap'
 import { once } from 'node:events'
 import { Readable } from 'node:stream'
 import type { Message } from '../schemas/message.js'
+import type { EventBatch } from '../src/store/event-store.js'
 import { renderEventsBody } from '../src/events/render-events-body.js'
 
 const message = (i: number): Message => ({
@@ -16,11 +17,11 @@ const message = (i: number): Message => ({
 /** A store's batches of 1,000 events, recording whether its query was released (its finally ran). */
 function store (batches: number) {
   const state = { released: false, batchesRead: 0 }
-  async function * source (): AsyncGenerator<Message[]> {
+  async function * source (): AsyncGenerator<EventBatch> {
     try {
       for (let b = 0; b < batches; b++) {
         state.batchesRead++
-        yield Array.from({ length: 1000 }, (_, i) => message(b * 1000 + i))
+        yield { messages: Array.from({ length: 1000 }, (_, i) => message(b * 1000 + i)) }
       }
     } finally {
       state.released = true

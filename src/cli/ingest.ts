@@ -2,8 +2,6 @@ import { existsSync } from 'node:fs'
 import { ConfigError, loadConfig } from '../config.js'
 import { ingestFile, type IngestSummary } from '../ingest/ingest-file.js'
 import type { EventWriter } from '../store/event-writer.js'
-import { openInfluxEventWriter } from '../store/influx/open-influx-store.js'
-import { MemoryEventWriter } from '../store/memory-event-writer.js'
 
 const USAGE = 'usage: npm run ingest -- FILE.ndjson   (the store comes from STORE and its variables, as for npm start)'
 
@@ -11,13 +9,8 @@ const USAGE = 'usage: npm run ingest -- FILE.ndjson   (the store comes from STOR
 const LISTED_REFUSALS = 100
 
 function writerFor (env: NodeJS.ProcessEnv): { writer: EventWriter, target: string } {
-  const config = loadConfig(env)
-  if (config.store === 'influxdb') {
-    const settings = config.influx!
-    const target = settings.dialect === 'flux' ? `bucket ${settings.bucket}` : `database ${settings.database}`
-    return { writer: openInfluxEventWriter(settings), target: `InfluxDB at ${settings.url}, ${target}, measurement ${settings.measurement}` }
-  }
-  return { writer: new MemoryEventWriter(config.eventsFile), target: `the memory store's events file ${config.eventsFile}` }
+  const { store } = loadConfig(env)
+  return { writer: store.openWriter(), target: store.target }
 }
 
 async function main (argv: string[]): Promise<number> {

@@ -1,7 +1,8 @@
+import { DAY_MS } from '../time/rfc3339.js'
 import type { Random } from './random.js'
 
+export { DAY_MS }
 export const HOUR_MS = 3_600_000
-export const DAY_MS = 24 * HOUR_MS
 
 /** When in the (local) day things start happening. */
 export type Rhythm = 'office' | 'cleaning'

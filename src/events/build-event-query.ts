@@ -1,12 +1,11 @@
 import type { EventsQuerystring, ItemError } from '../../schemas/events.js'
-import type { DateRange } from '../../plugins/query-rules.js'
 import type { EntityRegistry } from '../registry/entity-registry.js'
 import type { EventQuery } from '../store/event-store.js'
+import type { DateRange } from '../time/date-range.js'
 import { splitList } from '../http/list-parameter.js'
 
 export interface PlannedEventQuery {
-  /** undefined when nothing can match (every entity asked for is unknown): the store is not asked. */
-  query: EventQuery | undefined
+  query: EventQuery
   errors: ItemError[]
 }
 
@@ -17,9 +16,6 @@ export function buildEventQuery (parameters: EventsQuerystring, range: DateRange
     spaceIds: splitList(parameters.space_ids),
     tagIds: splitList(parameters.tag_ids)
   })
-  if (selection !== undefined && selection.deviceIds.size === 0 && selection.spaceIds.size === 0) {
-    return { query: undefined, errors }
-  }
   const messageIds = splitList(parameters.message_ids)
   const messageCodes = splitList(parameters.message_codes)
   return {

@@ -1,12 +1,9 @@
 import { Readable } from 'node:stream'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import fastJson from 'fast-json-stringify'
-import { ItemError } from '../../schemas/events.js'
-import type { ItemError as ItemErrorType } from '../../schemas/events.js'
-import type { Message } from '../../schemas/message.js'
-import { MessageListWriter } from './message-json.js'
-
-const serializeErrors = fastJson({ type: 'array', items: ItemError })
+import type { ItemError } from '../../schemas/events.js'
+import type { EventBatch } from '../store/event-store.js'
+import { eventsEnvelope } from './events-envelope.js'
+import { MessageListWriter } from './message-list-writer.js'
 
 /** Bodies up to this size go out whole, with a Content-Length; larger ones stream as they are read. */
 const WHOLE_BODY_LIMIT = 256 * 1024
@@ -23,11 +20,11 @@ const CHUNK_LIMIT = 32 * 1024
  * large answer never sits whole in memory. Between batches the event loop gets a turn, so small
  * requests are served while a large answer is being written.
  */
-export async function renderEventsBody (batches: AsyncIterable<Message[]>, errors: readonly ItemErrorType[]): Promise<Buffer | Readable> {
-  const tail = '],"errors":' + serializeErrors(errors as ItemErrorType[]) + '}'
+export async function renderEventsBody (batches: AsyncIterable<EventBatch>, errors: readonly ItemError[]): Promise<Buffer | Readable> {
+  const { head, tail } = eventsEnvelope(errors)
   const iterator = batches[Symbol.asyncIterator]()
   const writer = new MessageListWriter()
-  writer.text('{"data":[')
+  writer.text(head)
   let first = true
   let sinceTurn = 0
   while (true) {
@@ -42,16 +39,23 @@ export async function renderEventsBody (batches: AsyncIterable<Message[]>, error
       writer.text(tail)
       return writer.take()
     }
-    for (const message of next.value) {
+    const batch = next.value
+    for (let i = 0; i < batch.messages.length; i++) {
       if (first) first = false
       else writer.comma()
-      writer.message(message)
+      writeEvent(writer, batch, i)
     }
     if (writer.length > WHOLE_BODY_LIMIT) return streamOf(writer, iterator, tail)
   }
 }
 
-function streamOf (writer: MessageListWriter, iterator: AsyncIterator<Message[]>, tail: string): Readable {
+function writeEvent (writer: MessageListWriter, batch: EventBatch, i: number): void {
+  const encoded = batch.encoded
+  if (encoded === undefined) writer.message(batch.messages[i]!)
+  else writer.encoded(encoded.buffers[i]!, encoded.starts[i]!, encoded.ends[i]!)
+}
+
+function streamOf (writer: MessageListWriter, iterator: AsyncIterator<EventBatch>, tail: string): Readable {
   const stream = Readable.from(streamRest(writer, iterator, tail), { objectMode: false })
   // A stream destroyed before its first read (the client left while the first batches were
   // read) ends streamRest before it starts, so its finally never runs: release the store's
@@ -63,15 +67,16 @@ function streamOf (writer: MessageListWriter, iterator: AsyncIterator<Message[]>
   return stream
 }
 
-async function * streamRest (writer: MessageListWriter, iterator: AsyncIterator<Message[]>, tail: string): AsyncGenerator<Buffer> {
+async function * streamRest (writer: MessageListWriter, iterator: AsyncIterator<EventBatch>, tail: string): AsyncGenerator<Buffer> {
   try {
     yield writer.take()
     while (true) {
       const next = await iterator.next()
       if (next.done === true) break
-      for (const message of next.value) {
+      const batch = next.value
+      for (let i = 0; i < batch.messages.length; i++) {
         writer.comma()
-        writer.message(message)
+        writeEvent(writer, batch, i)
         if (writer.length >= CHUNK_LIMIT) {
           yield writer.take()
           // One chunk per event-loop turn: a request waiting behind a large answer waits for

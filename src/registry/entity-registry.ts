@@ -1,11 +1,7 @@
 import type { EntitiesFile } from '../../schemas/entities.js'
 import type { ItemError } from '../../schemas/events.js'
 import type { Message } from '../../schemas/message.js'
-
-export interface EntitySelection {
-  deviceIds: ReadonlySet<string>
-  spaceIds: ReadonlySet<string>
-}
+import type { EntitySelection } from '../store/event-store.js'
 
 export interface EntityRequest {
   deviceIds?: readonly string[] | undefined
@@ -33,9 +29,6 @@ export class EntityRegistry {
 
   get deviceCount (): number { return this.#deviceSpace.size }
   get spaceCount (): number { return this.#spaces.size }
-
-  hasDevice (id: string): boolean { return this.#deviceSpace.has(id) }
-  hasSpace (id: string): boolean { return this.#spaces.has(id) }
 
   /** An event is served only when the entity it belongs to is known: its device, or for a space event its space. */
   knowsEntityOf (event: Pick<Message, 'device_id' | 'space_id'>): boolean {

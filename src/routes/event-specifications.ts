@@ -30,7 +30,8 @@ const eventSpecificationsRoutes: FastifyPluginAsyncTypebox = async function (fas
     const catalog = fastify.specificationCatalog
     if (catalog === undefined) return sendError(reply, 'not_implemented')
     const answer = catalog.answer(splitList(request.query.message_codes), splitList(request.query.languages))
-    reply.header('etag', answer.etag)
+    // Specifications rarely change: clients keep them and ask again with the ETag (304).
+    reply.header('etag', answer.etag).revalidate()
     if (matches(request.headers['if-none-match'], answer.etag)) return sendEmpty(reply, 304)
     return sendJson(reply, answer.body)
   })

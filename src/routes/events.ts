@@ -4,9 +4,8 @@ import { EventsQuerystring, EventsResponse, exclusiveEventFilters } from '../../
 import { errorResponses } from '../../schemas/responses.js'
 import { buildEventQuery } from '../events/build-event-query.js'
 import { renderEventsBody } from '../events/render-events-body.js'
-import { sendJson } from '../http/replies.js'
-
-const noEvents = (async function * () {})()
+import { sendError, sendJson } from '../http/replies.js'
+import { dateRangeOf } from '../time/date-range.js'
 
 const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
   fastify.get('/svc/v2/events', {
@@ -14,11 +13,15 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       querystring: EventsQuerystring,
       response: { 200: EventsResponse, ...errorResponses, 403: ErrorObject, 503: ErrorObject }
     },
-    config: { queryRules: { exclusive: exclusiveEventFilters, dateRange: { start: 'start_date', end: 'end_date' } } }
+    config: { queryRules: { exclusive: exclusiveEventFilters } }
   }, async function (request, reply) {
-    const { query, errors } = buildEventQuery(request.query, request.dateRange, fastify.entityRegistry)
-    const body = await renderEventsBody(query === undefined ? noEvents : fastify.eventStore.queryEvents(query), errors)
-    return sendJson(reply, body)
+    // The dates are the last check (403), after the name rules and the schema's values (400s).
+    const range = dateRangeOf(request.query.start_date, request.query.end_date, Date.now())
+    if (typeof range === 'string') return sendError(reply, range)
+    const { query, errors } = buildEventQuery(request.query, range, fastify.entityRegistry)
+    // An answer depends on the clock and the token: no cache may keep it.
+    reply.cacheControl('no-store')
+    return sendJson(reply, await renderEventsBody(fastify.events.query(query), errors))
   })
 }
 

@@ -24,9 +24,9 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     schema: { response: { 200: Health, 503: Health } },
     config: { public: true }
   }, async (request, reply) => {
-    const store = fastify.eventStore
-    const health = await store.health()
-    const body = { status: health.ready ? 'ok' as const : 'unavailable' as const, store: { kind: store.kind, ...health } }
+    const events = fastify.events
+    const health = await events.health()
+    const body = { status: health.ready ? 'ok' as const : 'unavailable' as const, store: { kind: events.kind, ...health } }
     return reply.code(health.ready ? 200 : 503).send(body)
   })
 }

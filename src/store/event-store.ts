@@ -1,17 +1,43 @@
 import type { Message, MessageCategory } from '../../schemas/message.js'
-import type { EntitySelection } from '../registry/entity-registry.js'
 
 /** What the events endpoint asks a store, after every rule has been checked and every tag resolved. */
 export interface EventQuery {
   /** The window: startMs <= date_time < endMs. */
   startMs: number
   endMs: number
-  /** undefined: every known entity. Otherwise events of these devices, or that happened in these spaces. */
+  /** undefined: every entity. Otherwise events of these devices, or that happened in these spaces. */
   entities: EntitySelection | undefined
   messageIds?: ReadonlySet<string> | undefined
   category?: MessageCategory | undefined
   messageCodes?: ReadonlySet<string> | undefined
 }
+
+export interface EntitySelection {
+  deviceIds: ReadonlySet<string>
+  spaceIds: ReadonlySet<string>
+}
+
+/**
+ * The wire JSON of a batch's events, for a store that keeps its events encoded (the memory
+ * store): the JSON of `messages[i]` is `buffers[i]` from `starts[i]` to `ends[i]`, exactly the
+ * bytes `encodeMessage(messages[i])` (src/store/message-json.ts) writes. Answers then copy bytes
+ * instead of serialising.
+ */
+export interface EncodedMessages {
+  readonly buffers: readonly Buffer[]
+  readonly starts: readonly number[]
+  readonly ends: readonly number[]
+}
+
+/** Some events of an answer, in answer order. */
+export interface EventBatch {
+  readonly messages: readonly Message[]
+  /** Present when the store hands over its events' JSON too (parallel to messages). */
+  readonly encoded?: EncodedMessages | undefined
+}
+
+/** How many events a store puts in one batch: large answers stream batch by batch. */
+export const EVENT_BATCH_SIZE = 1000
 
 export interface StoreHealth {
   ready: boolean
@@ -20,12 +46,16 @@ export interface StoreHealth {
 }
 
 /**
- * The one interface between the HTTP layer and a store. A store answers only events of entities
- * the registry knows, in date_time then message_id order, in batches as they become available.
+ * The one interface between the HTTP layer and a store. A store answers what it can push down:
+ * events of the query's window and filters, in date_time then message_id order, in batches as
+ * they become available. Whatever it yields passes through `keepStoreContract`
+ * (store-contract.ts), which holds every store to the rules of an answer: a store that yields
+ * an event of an unknown entity, one outside the query or a repeat has it dropped there, and one
+ * that breaks the order fails the answer.
  */
 export interface EventStore {
   readonly kind: string
-  queryEvents (query: EventQuery): AsyncIterable<Message[]>
+  queryEvents (query: EventQuery): AsyncIterable<EventBatch>
   health (): Promise<StoreHealth>
   close (): Promise<void>
 }
@@ -33,22 +63,4 @@ export interface EventStore {
 /** The store cannot answer now (unreachable, too slow, failing); the provider answers 503. */
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError'
-}
-
-/** The order every store answers in. */
-export function compareEvents (aMs: number, aId: string, bMs: number, bId: string): number {
-  if (aMs !== bMs) return aMs - bMs
-  return aId < bId ? -1 : aId > bId ? 1 : 0
-}
-
-/** Whether one event answers the query's entity and exclusive filters (the window is the caller's). */
-export function matchesFilters (query: EventQuery, message: Message): boolean {
-  const { entities, messageIds, category, messageCodes } = query
-  if (entities !== undefined &&
-    !(message.device_id !== undefined && entities.deviceIds.has(message.device_id)) &&
-    !(message.space_id !== undefined && entities.spaceIds.has(message.space_id))) return false
-  if (messageIds !== undefined && !messageIds.has(message.message_id)) return false
-  if (category !== undefined && message.message_category !== category) return false
-  if (messageCodes !== undefined && !messageCodes.has(message.message_code)) return false
-  return true
 }

@@ -72,7 +72,7 @@ export function parseEventTime (text: string): number | undefined {
   return instant.epochMs
 }
 
-const DAY_MS = 86_400_000
+export const DAY_MS = 86_400_000
 const datePrefixes = new Map<number, string>()
 
 function twoDigits (n: number): string {

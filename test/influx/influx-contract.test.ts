@@ -1,28 +1,26 @@
 import t from 'tap'
 import { join } from 'node:path'
-import { influxSettings } from '../../src/config.js'
 import { ingestFile } from '../../src/ingest/ingest-file.js'
-import { openInfluxEventWriter } from '../../src/store/influx/open-influx-store.js'
 import { eventCases } from '../contract/events-cases.js'
 import { runContractCases } from '../contract/run-contract.js'
 import { specificationCases } from '../contract/specification-cases.js'
-import { AUTH, build, fixturesDir } from '../helper.js'
+import { AUTH, build, fixturesDir, storeFromEnv } from '../helper.js'
 import { influxSkipReason, influxTestEnv, testInfluxServer } from './influx-server.js'
 
 // The same contract tables as the memory store, on a real InfluxDB.
 t.test('InfluxDB store', { skip: influxSkipReason() }, async (t) => {
   const server = await testInfluxServer()
   t.teardown(() => server.destroy())
-  const settings = influxSettings(influxTestEnv(server, 'contract'))
+  const store = storeFromEnv(influxTestEnv(server, 'contract'))
 
-  const summary = await ingestFile(join(fixturesDir, 'events.ndjson'), openInfluxEventWriter(settings))
+  const summary = await ingestFile(join(fixturesDir, 'events.ndjson'), store.openWriter())
   t.same(summary.refused, [], 'every fixture event is accepted')
   t.equal(summary.written, 21, 'every fixture event is written, the same-millisecond ones too')
 
-  const influx = await build(t, { store: 'influxdb', influx: settings })
+  const influx = await build(t, { store })
   const memory = await build(t)
   const ready = await influx.inject({ url: '/health/ready' })
-  t.same(ready.json(), { status: 'ok', store: { kind: `influxdb (${settings.dialect})`, ready: true } }, 'ready')
+  t.same(ready.json(), { status: 'ok', store: { kind: `influxdb (${(store.settings as { dialect: string }).dialect})`, ready: true } }, 'ready')
 
   await t.test('events', async (t) => runContractCases(t, () => influx, eventCases))
   await t.test('event_specifications', async (t) => runContractCases(t, () => influx, specificationCases))

@@ -3,10 +3,7 @@ import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { connect, createServer, type Socket } from 'node:net'
 import { join } from 'node:path'
-import { influxSettings } from '../../src/config.js'
-import { loadEntityRegistry } from '../../src/registry/load-entities.js'
-import { openInfluxEventStore } from '../../src/store/influx/open-influx-store.js'
-import { AUTH, build, fixturesDir } from '../helper.js'
+import { AUTH, build, fixturesDir, storeFromEnv } from '../helper.js'
 import { runIngest } from '../ingest-cli.js'
 import { influxSkipReason, influxTestEnv, testInfluxServer } from './influx-server.js'
 
@@ -38,7 +35,7 @@ t.test('ingest into InfluxDB: refusals by line, idempotent, served after', { ski
   t.match(third.stdout, 'line 1: message_id "e-00" is already stored for a different event')
   t.match(third.stdout, 'line 2: message_code: expected required property')
 
-  const app = await build(t, { store: 'influxdb', influx: influxSettings(env) })
+  const app = await build(t, { store: storeFromEnv(env) })
   const response = await app.inject({ url: EVENTS + '&end_date=2025-01-01T00:00:00.001Z', headers: AUTH })
   t.same(response.json().data.map((m: { message_id: string, message_category: string }) => [m.message_id, m.message_category]),
     [['e-00', 'alert'], ['e-01', 'notification'], ['n-1', 'alert']], 'the refused line did not overwrite e-00; the new event is there')
@@ -49,7 +46,7 @@ t.test('scans take turns (INFLUX_MAX_SCANS=1) and each answers in full; narrow q
   t.teardown(() => server.destroy())
   const env = influxTestEnv(server, 'scans', { INFLUX_MAX_SCANS: '1' })
   t.equal((await runIngest(join(fixturesDir, 'events.ndjson'), env)).code, 0)
-  const app = await build(t, { store: 'influxdb', influx: influxSettings(env) })
+  const app = await build(t, { store: storeFromEnv(env) })
   const scan = () => app.inject({ url: EVENTS, headers: AUTH })
   const narrow = () => app.inject({ url: EVENTS + '&device_ids=towel-002', headers: AUTH })
   const [alone, aloneNarrow] = [await scan(), await narrow()]
@@ -68,10 +65,9 @@ t.test('an outage answers 503 service_unavailable and recovers by itself', { ski
   const server = await testInfluxServer()
   t.teardown(() => server.destroy())
   const env = influxTestEnv(server, 'outage', { INFLUX_TIMEOUT_MS: '2000' })
-  const settings = influxSettings(env)
   const run = await runIngest(join(fixturesDir, 'events.ndjson'), env)
   t.equal(run.code, 0)
-  const app = await build(t, { store: 'influxdb', influx: settings })
+  const app = await build(t, { store: storeFromEnv(env) })
   const get = async () => app.inject({ url: EVENTS, headers: AUTH })
 
   t.equal((await get()).statusCode, 200, 'up: 200')
@@ -90,7 +86,7 @@ t.test('an outage answers 503 service_unavailable and recovers by itself', { ski
 })
 
 t.test('the provider starts while InfluxDB is down, and answers 503 until it is up', async (t) => {
-  const app = await build(t, { store: 'influxdb', influx: influxSettings({ INFLUX_URL: 'http://127.0.0.1:1', INFLUX_DATABASE: 'x', INFLUX_TIMEOUT_MS: '500' }) })
+  const app = await build(t, { store: storeFromEnv({ STORE: 'influxdb', INFLUX_URL: 'http://127.0.0.1:1', INFLUX_DATABASE: 'x', INFLUX_TIMEOUT_MS: '500' }) })
   const response = await app.inject({ url: EVENTS, headers: AUTH })
   t.equal(response.statusCode, 503)
   t.same(response.json(), { status: 503, message: 'service_unavailable' })
@@ -108,7 +104,7 @@ t.test('an InfluxDB that accepts connections but never answers: 503 once INFLUX_
   await once(silent, 'listening')
   t.teardown(() => { for (const socket of sockets) socket.destroy(); silent.close() })
   const { port } = silent.address() as { port: number }
-  const app = await build(t, { store: 'influxdb', influx: influxSettings({ INFLUX_URL: `http://127.0.0.1:${port}`, INFLUX_DATABASE: 'x', INFLUX_TIMEOUT_MS: '300' }) })
+  const app = await build(t, { store: storeFromEnv({ STORE: 'influxdb', INFLUX_URL: `http://127.0.0.1:${port}`, INFLUX_DATABASE: 'x', INFLUX_TIMEOUT_MS: '300' }) })
   const response = await app.inject({ url: EVENTS, headers: AUTH })
   t.equal(response.statusCode, 503)
   t.same(response.json(), { status: 503, message: 'service_unavailable' })
@@ -133,7 +129,7 @@ t.test('a large answer streams from InfluxDB, identical to the memory store', { 
   const run = await runIngest(join(dir, 'events.ndjson'), env)
   t.equal(run.code, 0, run.stdout + run.stderr)
   const files = { entitiesFile: join(dir, 'entities.json'), eventsFile: join(dir, 'events.ndjson') }
-  const influx = await build(t, { ...files, store: 'influxdb', influx: influxSettings(env) })
+  const influx = await build(t, { ...files, store: storeFromEnv(env) })
   const memory = await build(t, files)
   const [a, b] = await Promise.all([memory, influx].map((app) => app.inject({ url: EVENTS, headers: AUTH })))
   t.equal(b!.statusCode, 200)
@@ -161,24 +157,24 @@ t.test('a large answer streams from InfluxDB, identical to the memory store', { 
 
   // Waiting for a turn is not waiting for InfluxDB: a scan queued behind another for longer than
   // INFLUX_TIMEOUT_MS is still answered. The first holds its turn while its first batch is out.
-  const short = openInfluxEventStore({ ...influxSettings(env), timeoutMs: 300 }, await loadEntityRegistry(files.entitiesFile))
+  const short = await storeFromEnv({ ...env, INFLUX_TIMEOUT_MS: '300' }).open({ log: { info () {}, warn () {} } })
   t.teardown(() => short.close())
   const everything = { startMs: Date.UTC(2024, 0, 1), endMs: Date.UTC(2030, 0, 1), entities: undefined }
   const first = short.queryEvents(everything)[Symbol.asyncIterator]()
   const firstBatch = await first.next()
-  const firstLength = firstBatch.value?.length ?? 0
+  const firstLength = firstBatch.value?.messages.length ?? 0
   t.ok(firstLength > 0 && firstLength < 6000, `the first scan has a batch out (${firstLength} events), and holds its turn`)
   let queuedDone = false
   const queued = (async () => {
     let events = 0
-    for await (const batch of short.queryEvents(everything)) events += batch.length
+    for await (const batch of short.queryEvents(everything)) events += batch.messages.length
     queuedDone = true
     return events
   })()
   await new Promise((resolve) => setTimeout(resolve, 900))
   t.equal(queuedDone, false, 'the second scan waits for its turn')
   let rest = firstLength
-  for (let next = await first.next(); next.done !== true; next = await first.next()) rest += next.value.length
+  for (let next = await first.next(); next.done !== true; next = await first.next()) rest += next.value.messages.length
   t.equal(rest, 6000, 'the first scan finishes, its timer paused while its batch was out')
   t.equal(await queued, 6000, 'the second, queued three times INFLUX_TIMEOUT_MS, is answered in full')
 })

@@ -1,31 +1,32 @@
-import { HttpError, InfluxDB, type FluxTableMetaData, type Row } from '@influxdata/influxdb-client'
-import type { FluxSettings } from '../../config.js'
-import { StoreUnavailableError, type EventQuery } from '../event-store.js'
+import { InfluxDB, type FluxTableMetaData, type QueryApi, type Row } from '@influxdata/influxdb-client'
+import { EVENT_BATCH_SIZE, type EventQuery } from '../event-store.js'
 import { messageOf, parseStoredTime, type StoredPointValues } from './event-point.js'
 import { buildFluxBucketQuery, buildFluxEventQuery, buildFluxPointsQuery } from './flux-query.js'
-import type { ExistingPoint, InfluxBackend } from './influx-backend.js'
-import type { TimedMessage } from './ordered-batches.js'
+import type { ExistingPoint, InfluxBackend, TimedMessage } from './influx-backend.js'
+import type { FluxSettings } from './influx-settings.js'
+import { InfluxTransport, unavailable } from './influx-transport.js'
 
-const BATCH_SIZE = 1000
-
-/** A query failed at InfluxDB's end: the provider answers 503 and logs the cause. */
-function unavailable (message: string, cause?: unknown): StoreUnavailableError {
-  return new StoreUnavailableError(message, cause === undefined ? undefined : { cause })
-}
+/** Writes above this many bytes go gzipped: InfluxDB 2.x is usually across a network (the client library's own threshold). */
+const GZIP_WRITES_ABOVE = 1000
 
 /** One row of an answer, read by column label: a column the table lacks, or a null, is undefined. */
 type Cells = (label: string) => string | undefined
 
 /**
- * Flux through the client's QueryApi and writes through its WriteApi (InfluxDB 2.x). Answers are
- * annotated CSV, read row by row as they arrive, so a large answer streams.
+ * Flux through the client's QueryApi, created once on the shared transport, and writes to the v2
+ * write API (InfluxDB 2.x). Answers are annotated CSV, read row by row as they arrive, so a large
+ * answer streams.
  */
 export class FluxBackend implements InfluxBackend {
   readonly dialect = 'flux'
   readonly #settings: FluxSettings
+  readonly #transport: InfluxTransport
+  readonly #queries: QueryApi
 
   constructor (settings: FluxSettings) {
     this.#settings = settings
+    this.#transport = new InfluxTransport(settings.url, { authorization: `Token ${settings.token}` }, settings.timeoutMs)
+    this.#queries = new InfluxDB({ url: settings.url, token: settings.token, transport: this.#transport }).getQueryApi(settings.org)
   }
 
   async * queryEvents (query: EventQuery): AsyncGenerator<TimedMessage[]> {
@@ -44,44 +45,13 @@ export class FluxBackend implements InfluxBackend {
   }
 
   async write (lines: readonly string[]): Promise<void> {
-    if (lines.length === 0) return
-    const { org, bucket, timeoutMs } = this.#settings
-    const signal = AbortSignal.timeout(timeoutMs)
-    let failure: Error | undefined
-    const writeApi = this.#client(signal).getWriteApi(org, bucket, 'ns', {
-      // All lines in one request, sent on close, never retried: the caller decides what a failure means.
-      batchSize: lines.length + 1,
-      maxBatchBytes: Number.MAX_SAFE_INTEGER,
-      flushInterval: 0,
-      maxRetries: 0,
-      // Answering the failure here also keeps the client from logging it to the console.
-      writeFailed: (error) => {
-        failure ??= this.#writeFailure(error, signal)
-        return Promise.reject(failure)
-      }
-    })
-    writeApi.writeRecords([...lines])
-    try {
-      await writeApi.close()
-    } catch (error) {
-      throw failure ?? error
-    }
-    if (failure !== undefined) throw failure
+    const { org, bucket } = this.#settings
+    const path = `/api/v2/write?org=${encodeURIComponent(org)}&bucket=${encodeURIComponent(bucket)}&precision=ns`
+    await this.#transport.writeLines(path, lines, GZIP_WRITES_ABOVE)
   }
 
   async ping (): Promise<void> {
-    const { url, timeoutMs } = this.#settings
-    const signal = AbortSignal.timeout(timeoutMs)
-    let status: number
-    try {
-      const response = await fetch(`${url}/ping`, { signal })
-      await response.arrayBuffer()
-      status = response.status
-    } catch (error) {
-      if (signal.aborted) throw unavailable(`InfluxDB did not answer within ${timeoutMs} ms`, error)
-      throw unavailable(`InfluxDB cannot be reached at ${url}`, error)
-    }
-    if (status !== 204 && status !== 200) throw unavailable(`InfluxDB ping answered ${status}`)
+    await this.#transport.ping()
   }
 
   /**
@@ -102,89 +72,29 @@ export class FluxBackend implements InfluxBackend {
     if (!found) throw new Error(`InfluxDB has no bucket ${JSON.stringify(bucket)} in org ${JSON.stringify(org)} that the token can read`)
   }
 
-  async close (): Promise<void> {}
+  async close (): Promise<void> {
+    this.#transport.close()
+  }
 
   /**
    * Runs a query and yields what `read` makes of each row, in batches, as the rows arrive. The
-   * timeout bounds each wait for InfluxDB, not the whole of a long stream, and not the time the
-   * reader holds a batch.
+   * transport times each wait for InfluxDB, and closes the connection when the reader leaves early.
    */
   async * #select<T> (flux: string, read: (cells: Cells) => T): AsyncGenerator<T[]> {
-    const { org, timeoutMs } = this.#settings
-    const controller = new AbortController()
-    const abort = () => controller.abort()
-    let timer = setTimeout(abort, timeoutMs)
-    const rows = this.#client(controller.signal).getQueryApi(org).iterateRows(flux)[Symbol.asyncIterator]()
     const columns = new ColumnLookup()
-    let answered = false
     let batch: T[] = []
-    try {
-      for (;;) {
-        let next: IteratorResult<Row>
-        try {
-          next = await rows.next()
-        } catch (error) {
-          throw this.#queryFailure(error, controller.signal.aborted, answered)
-        }
-        if (next.done === true) break
-        answered = true
-        timer.refresh()
-        const cells = columns.cellsOf(next.value)
-        // A failure after the answer has begun comes as a table of its own, the status already 200.
-        if (columns.isErrorTable) throw unavailable(`InfluxDB failed a query: ${cells('error') ?? 'no reason given'}`)
-        batch.push(read(cells))
-        if (batch.length >= BATCH_SIZE) {
-          clearTimeout(timer)
-          yield batch
-          batch = []
-          timer = setTimeout(abort, timeoutMs)
-        }
+    for await (const row of this.#queries.iterateRows(flux)) {
+      const cells = columns.cellsOf(row)
+      // A failure after the answer has begun comes as a table of its own, the status already 200.
+      if (columns.isErrorTable) throw unavailable(`InfluxDB failed a query: ${cells('error') ?? 'no reason given'}`)
+      batch.push(read(cells))
+      if (batch.length >= EVENT_BATCH_SIZE) {
+        yield batch
+        batch = []
       }
-      clearTimeout(timer)
-      if (batch.length > 0) yield batch
-    } finally {
-      clearTimeout(timer)
-      // Closes the connection when the reader leaves early (a client went away), which makes
-      // InfluxDB cancel the query.
-      controller.abort()
-      await rows.return?.().catch(() => {})
     }
+    if (batch.length > 0) yield batch
   }
-
-  /**
-   * A client bound to one request's signal, so a timeout or an early stop closes that request's
-   * connection. Its connection is not kept alive: Node hands a finished response's socket back to
-   * the pool without an error listener, and an abort arriving then would crash the process (or, once
-   * reused, cut another request). The client's own socket timeout is off: it only reports, leaving
-   * the connection open, and it would also fire while a reader holds a batch and the stream is paused.
-   */
-  #client (signal: AbortSignal): InfluxDB {
-    const { url, token } = this.#settings
-    return new InfluxDB({ url, token, timeout: 0, transportOptions: { signal, agent: false } })
-  }
-
-  #queryFailure (error: unknown, timedOut: boolean, answered: boolean): StoreUnavailableError {
-    const { url, timeoutMs } = this.#settings
-    if (error instanceof StoreUnavailableError) return error
-    if (timedOut) return unavailable(answered ? `InfluxDB stopped answering for ${timeoutMs} ms` : `InfluxDB did not answer within ${timeoutMs} ms`, error)
-    if (error instanceof HttpError) return unavailable(`InfluxDB answered ${error.statusCode} to a query: ${reasonOf(error)}`, error)
-    return unavailable(answered ? 'the connection to InfluxDB broke' : `InfluxDB cannot be reached at ${url}`, error)
-  }
-
-  #writeFailure (error: Error, signal: AbortSignal): Error {
-    const { url, timeoutMs } = this.#settings
-    if (signal.aborted) return unavailable(`InfluxDB did not answer a write within ${timeoutMs} ms`, error)
-    if (!(error instanceof HttpError)) return unavailable(`InfluxDB cannot be reached at ${url}`, error)
-    const message = `InfluxDB refused a write (${error.statusCode}): ${reasonOf(error)}`
-    return error.statusCode >= 500 ? unavailable(message, error) : new Error(message, { cause: error })
-  }
-}
-
-/** InfluxDB's own words: 2.x answers errors as JSON with a message. */
-function reasonOf (error: HttpError): string {
-  const message = (error.json as { message?: unknown } | undefined)?.message
-  if (typeof message === 'string') return message
-  return error.body !== undefined && error.body !== '' ? error.body : `${error.statusCode} ${error.statusMessage ?? ''}`.trim()
 }
 
 function pointValuesOf (cells: Cells): StoredPointValues {

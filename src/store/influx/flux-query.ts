@@ -1,7 +1,7 @@
 import { flux, fluxDateTime, fluxExpression, fluxString } from '@influxdata/influxdb-client'
 import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../../time/rfc3339.js'
 import type { EventQuery } from '../event-store.js'
-import { MAX_PUSHED_ENTITIES } from './influxql-query.js'
+import { MAX_PUSHED_ENTITIES } from './pushed-entities.js'
 import { encodeTagValue } from './tag-value.js'
 
 /** The columns a point is read back with; everything else InfluxDB would send is dropped at its end. */

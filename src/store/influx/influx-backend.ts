@@ -1,6 +1,12 @@
+import type { Message } from '../../../schemas/message.js'
 import type { EventQuery } from '../event-store.js'
 import type { StoredPointValues } from './event-point.js'
-import type { TimedMessage } from './ordered-batches.js'
+
+/** One event as a dialect reads it, in time order of milliseconds (order within one is free). */
+export interface TimedMessage {
+  message: Message
+  epochMs: number
+}
 
 /** A point already in the store, as the writer needs it to place new ones. */
 export interface ExistingPoint {

@@ -1,8 +1,8 @@
+import { DAY_MS } from '../../time/rfc3339.js'
 import type { EventWriter, IngestEvent, WriteOutcome } from '../event-writer.js'
 import { SLOTS_PER_MS, messageOf, seriesKeyOf, slotOf, toLineProtocol } from './event-point.js'
 import type { InfluxBackend } from './influx-backend.js'
 
-const DAY_MS = 86_400_000
 const WRITE_BATCH = 5000
 
 /** The ingest's way into InfluxDB, in either dialect. */

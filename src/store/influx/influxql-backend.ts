@@ -1,10 +1,9 @@
-import type { InfluxQLSettings } from '../../config.js'
-import { StoreUnavailableError, type EventQuery } from '../event-store.js'
+import type { EventQuery } from '../event-store.js'
 import { messageOf, parseStoredTime, type StoredPointValues } from './event-point.js'
-import type { ExistingPoint, InfluxBackend } from './influx-backend.js'
+import type { ExistingPoint, InfluxBackend, TimedMessage } from './influx-backend.js'
+import type { InfluxQLSettings } from './influx-settings.js'
+import { InfluxTransport, unavailable } from './influx-transport.js'
 import { buildInfluxQLEventQuery, buildInfluxQLPointsQuery, influxqlIdentifier } from './influxql-query.js'
-import type { TimedMessage } from './ordered-batches.js'
-import { InfluxHttp, readText } from './influx-http.js'
 
 /**
  * Rows per chunk InfluxDB sends: each chunk is parsed in one go, so it bounds how long a large
@@ -22,11 +21,6 @@ interface QueryChunk {
   results?: Array<{ error?: string, series?: Series[] }>
 }
 
-/** A query failed at InfluxDB's end: the provider answers 503 and logs the cause. */
-function unavailable (message: string, cause?: unknown): StoreUnavailableError {
-  return new StoreUnavailableError(message, cause === undefined ? undefined : { cause })
-}
-
 /**
  * InfluxQL over the 1.x HTTP API (/query, /write, /ping), which InfluxDB 1.x, 2.x (v1
  * compatibility) and 3.x all serve. Results are read chunked, so a large answer streams.
@@ -34,7 +28,7 @@ function unavailable (message: string, cause?: unknown): StoreUnavailableError {
 export class InfluxQLBackend implements InfluxBackend {
   readonly dialect = 'influxql'
   readonly #settings: InfluxQLSettings
-  readonly #http: InfluxHttp
+  readonly #transport: InfluxTransport
 
   constructor (settings: InfluxQLSettings) {
     this.#settings = settings
@@ -43,7 +37,7 @@ export class InfluxQLBackend implements InfluxBackend {
     if (settings.username !== undefined) {
       headers.authorization = 'Basic ' + Buffer.from(`${settings.username}:${settings.password ?? ''}`).toString('base64')
     }
-    this.#http = new InfluxHttp(settings.url, headers, settings.timeoutMs)
+    this.#transport = new InfluxTransport(settings.url, headers, settings.timeoutMs)
   }
 
   async * queryEvents (query: EventQuery): AsyncGenerator<TimedMessage[]> {
@@ -66,114 +60,49 @@ export class InfluxQLBackend implements InfluxBackend {
   }
 
   async write (lines: readonly string[]): Promise<void> {
-    const response = await this.#http.request({
-      method: 'POST',
-      path: '/write',
-      query: { db: this.#settings.database, precision: 'ns' },
-      body: lines.join('\n'),
-      contentType: 'text/plain; charset=utf-8'
-    })
-    const text = await readText(response)
-    if (response.statusCode !== 204) {
-      const reason = safeJson(text)?.error ?? text
-      if ((response.statusCode ?? 500) >= 500) throw unavailable(`InfluxDB refused a write (${response.statusCode}): ${reason}`)
-      throw new Error(`InfluxDB refused a write (${response.statusCode}): ${reason}`)
-    }
+    await this.#transport.writeLines(`/write?${new URLSearchParams({ db: this.#settings.database, precision: 'ns' })}`, lines)
   }
 
   async ping (): Promise<void> {
-    const response = await this.#http.request({ method: 'GET', path: '/ping' })
-    response.resume()
-    if (response.statusCode !== 204 && response.statusCode !== 200) throw unavailable(`InfluxDB ping answered ${response.statusCode}`)
+    await this.#transport.ping()
   }
 
   async prepareForWrites (): Promise<void> {
     // CREATE DATABASE is idempotent on 1.x; 2.x's v1 API maps databases to buckets instead, so
     // there a refusal is expected and the write itself will say whether the mapping exists.
-    const response = await this.#http.request({
-      method: 'POST',
-      path: '/query',
-      body: new URLSearchParams({ q: `CREATE DATABASE ${influxqlIdentifier(this.#settings.database)}` }).toString(),
-      contentType: 'application/x-www-form-urlencoded'
-    })
-    response.resume()
+    await this.#transport.exchange(formRequest(new URLSearchParams({ q: `CREATE DATABASE ${influxqlIdentifier(this.#settings.database)}` })))
   }
 
   async close (): Promise<void> {
-    this.#http.close()
+    this.#transport.close()
   }
 
   /** Runs a SELECT with chunked results, yielding each series chunk, read by `rows`, as it arrives. */
   async * #select<T> (form: URLSearchParams, rows: (series: Series) => T): AsyncGenerator<T> {
-    const timeoutMs = this.#http.timeoutMs
-    const exchange = this.#http.post('/query', form.toString())
-    let timedOut = false
-    const expire = () => {
-      timedOut = true
-      exchange.abort()
-    }
-    // The timeout bounds each wait for InfluxDB, not the whole of a long stream, and never the
-    // time a reader spends with a batch (it is paused while the batch is out).
-    let timer: NodeJS.Timeout | undefined = setTimeout(expire, timeoutMs)
-    const pause = () => { clearTimeout(timer) }
-    const rearm = () => {
-      clearTimeout(timer)
-      timer = setTimeout(expire, timeoutMs)
-    }
-    const lost = (error: unknown) => timedOut
-      ? unavailable(`InfluxDB did not answer within ${timeoutMs} ms`, error)
-      : error instanceof StoreUnavailableError ? error : unavailable('the connection to InfluxDB broke', error)
-    let complete = false
-    try {
-      let response
-      try {
-        response = await exchange.response
-      } catch (error) {
-        throw lost(error)
+    // Lines (one JSON chunk each) arrive in pieces: keep the pieces of the current line and
+    // look for its end only in each new piece, so a long line costs linear time.
+    let pieces: string[] = []
+    for await (const data of this.#transport.stream(formRequest(form))) {
+      let piece = data
+      let newline = piece.indexOf('\n')
+      while (newline !== -1) {
+        pieces.push(piece.slice(0, newline))
+        const line = pieces.join('')
+        pieces = []
+        piece = piece.slice(newline + 1)
+        for (const series of seriesOf(line)) yield rows(series)
+        newline = piece.indexOf('\n')
       }
-      if (response.statusCode !== 200) {
-        const text = await readText(response)
-        throw unavailable(`InfluxDB answered ${response.statusCode} to a query: ${safeJson(text)?.error ?? text}`)
-      }
-      response.setEncoding('utf8')
-      // Lines (one JSON chunk each) arrive in pieces: keep the pieces of the current line and
-      // look for its end only in each new piece, so a long line costs linear time.
-      let pieces: string[] = []
-      try {
-        for await (const data of response) {
-          rearm()
-          let piece = data as string
-          let newline = piece.indexOf('\n')
-          while (newline !== -1) {
-            pieces.push(piece.slice(0, newline))
-            const line = pieces.join('')
-            pieces = []
-            piece = piece.slice(newline + 1)
-            for (const series of seriesOf(line)) {
-              const converted = rows(series)
-              pause()
-              yield converted
-              rearm()
-            }
-            newline = piece.indexOf('\n')
-          }
-          if (piece !== '') pieces.push(piece)
-        }
-      } catch (error) {
-        if (error instanceof StoreUnavailableError) throw error
-        throw lost(error)
-      }
-      pause()
-      const rest = pieces.join('')
-      if (rest.trim() !== '') for (const series of seriesOf(rest)) yield rows(series)
-      complete = true
-    } finally {
-      clearTimeout(timer)
-      // A reader that leaves early (a client went away) stops InfluxDB's work; a finished answer
-      // leaves its connection to be kept alive.
-      if (!complete) exchange.abort()
+      if (piece !== '') pieces.push(piece)
     }
+    const rest = pieces.join('')
+    if (rest.trim() !== '') for (const series of seriesOf(rest)) yield rows(series)
   }
+}
+
+/** A form POSTed to /query. */
+function formRequest (form: URLSearchParams) {
+  return { method: 'POST' as const, path: '/query', body: form.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } }
 }
 
 /** The form of a chunked SELECT, as POSTed to /query. */
@@ -233,7 +162,7 @@ function valuesOf (row: unknown[], columns: ColumnIndexes): StoredPointValues {
   }
 }
 
-function safeJson (text: string): { error?: string } | undefined {
+function safeJson (text: string): QueryChunk | undefined {
   try {
     return JSON.parse(text)
   } catch {

@@ -1,5 +1,6 @@
 import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../../time/rfc3339.js'
 import type { EventQuery } from '../event-store.js'
+import { MAX_PUSHED_ENTITIES } from './pushed-entities.js'
 import { encodeTagValue } from './tag-value.js'
 
 /** An InfluxQL string literal: only `\` and `'` need escaping (identifiers hold no control characters). */
@@ -15,12 +16,6 @@ export function influxqlIdentifier (name: string): string {
 function influxqlTime (epochMs: number): string {
   return influxqlString(new Date(Math.min(Math.max(epochMs, EVENT_TIME_MIN_MS), EVENT_TIME_MAX_MS)).toISOString())
 }
-
-/**
- * Beyond this many entities the OR chain costs InfluxDB more than it saves: the time range is
- * pushed down alone and the entities are checked as rows arrive.
- */
-export const MAX_PUSHED_ENTITIES = 500
 
 const COLUMNS = '"message_id", "message_code", "message_category", "device_id", "space_id"'
 

@@ -1,6 +1,5 @@
-import type { EntityRegistry } from '../registry/entity-registry.js'
-import { DataFileError } from '../data/data-file-error.js'
-import { readEventLines, sameEvent, type StoredEvent } from '../data/event-lines.js'
+import { DataFileError } from '../../data/data-file-error.js'
+import { readEventLines, sameEvent, type StoredEvent } from '../../data/event-lines.js'
 import { MemoryEventStore } from './memory-event-store.js'
 
 /**
@@ -8,7 +7,7 @@ import { MemoryEventStore } from './memory-event-store.js'
  * A message_id seen again with identical fields is the same event and is kept once; with other
  * fields it is a conflict, since an event's ID is its identity.
  */
-export async function loadMemoryEventStore (file: string, registry: EntityRegistry): Promise<MemoryEventStore> {
+export async function loadMemoryEventStore (file: string): Promise<MemoryEventStore> {
   const events = new Map<string, { event: StoredEvent, line: number }>()
   try {
     for await (const parsed of readEventLines(file)) {
@@ -25,5 +24,5 @@ export async function loadMemoryEventStore (file: string, registry: EntityRegist
     if (error instanceof DataFileError) throw error
     throw new DataFileError(file, 'cannot be read', (error as Error).message)
   }
-  return new MemoryEventStore([...events.values()].map(({ event }) => event), registry)
+  return new MemoryEventStore([...events.values()].map(({ event }) => event))
 }

@@ -1,14 +1,14 @@
-import type { Message } from '../../schemas/message.js'
-import type { StoredEvent } from '../data/event-lines.js'
-import { keepJsonBytes } from '../events/message-json.js'
-import type { EntityRegistry } from '../registry/entity-registry.js'
-import { compareEvents, matchesFilters, type EventQuery, type EventStore, type StoreHealth } from './event-store.js'
+import type { Message } from '../../../schemas/message.js'
+import type { StoredEvent } from '../../data/event-lines.js'
+import { compareMessageIds } from '../event-order.js'
+import { EVENT_BATCH_SIZE, type EventBatch, type EventQuery, type EventStore, type StoreHealth } from '../event-store.js'
+import { encodeMessageList } from '../message-json.js'
+import { matchesFilters } from '../store-contract.js'
 
-const BATCH_SIZE = 1000
 const NO_POSITIONS = new Uint32Array(0)
 
 function byTimeThenId (a: StoredEvent, b: StoredEvent): number {
-  return compareEvents(a.epochMs, a.message.message_id, b.epochMs, b.message.message_id)
+  return a.epochMs !== b.epochMs ? a.epochMs - b.epochMs : compareMessageIds(a.message.message_id, b.message.message_id)
 }
 
 /**
@@ -22,23 +22,28 @@ export class MemoryEventStore implements EventStore {
   readonly kind = 'memory'
   readonly #messages: Message[]
   readonly #times: Float64Array
+  /** Every message's wire JSON, in one buffer, handed over with the answers. */
+  readonly #json: Buffer
+  readonly #jsonOffsets: Uint32Array
   readonly #byDevice = new Map<string, Uint32Array>()
   readonly #bySpace = new Map<string, Uint32Array>()
   readonly #byMessageId = new Map<string, number>()
 
-  /** Events of entities the registry does not know are left out here, so they are never served. */
-  constructor (events: Iterable<StoredEvent>, registry: EntityRegistry) {
-    const known: StoredEvent[] = []
+  /**
+   * Every event is kept, also those of entities the registry does not list (yet): which entities
+   * are served is decided per answer, above the store (store-contract.ts).
+   */
+  constructor (events: Iterable<StoredEvent>) {
+    const all: StoredEvent[] = []
     // Millions of events name a few thousand entities and codes: one string each, not one per event.
     const strings = new Map<string, string>()
     const intern = (value: string) => {
-      const kept = strings.get(value)
-      if (kept !== undefined) return kept
+      const existing = strings.get(value)
+      if (existing !== undefined) return existing
       strings.set(value, value)
       return value
     }
     for (const event of events) {
-      if (!registry.knowsEntityOf(event.message)) continue
       const message = event.message
       message.message_code = intern(message.message_code)
       message.message_category = intern(message.message_category) as Message['message_category']
@@ -46,12 +51,14 @@ export class MemoryEventStore implements EventStore {
       if (message.space_id !== undefined) message.space_id = intern(message.space_id)
       // The same text as the parsed form, but one flat string instead of a concatenation tree.
       message.date_time = new Date(event.epochMs).toISOString()
-      known.push(event)
+      all.push(event)
     }
-    known.sort(byTimeThenId)
-    this.#messages = known.map((event) => event.message)
-    this.#times = Float64Array.from(known, (event) => event.epochMs)
-    keepJsonBytes(this.#messages)
+    all.sort(byTimeThenId)
+    this.#messages = all.map((event) => event.message)
+    this.#times = Float64Array.from(all, (event) => event.epochMs)
+    const encoded = encodeMessageList(this.#messages)
+    this.#json = encoded.bytes
+    this.#jsonOffsets = encoded.offsets
     const byDevice = new Map<string, number[]>()
     const bySpace = new Map<string, number[]>()
     const append = (map: Map<string, number[]>, key: string, position: number) => {
@@ -72,18 +79,30 @@ export class MemoryEventStore implements EventStore {
     return this.#messages.length
   }
 
-  async * queryEvents (query: EventQuery): AsyncGenerator<Message[]> {
-    let batch: Message[] = []
+  /** Everything is pushed down: the indexes choose the candidates, the filters run here. */
+  async * queryEvents (query: EventQuery): AsyncGenerator<EventBatch> {
+    const json = this.#json
+    const offsets = this.#jsonOffsets
+    let messages: Message[] = []
+    let buffers: Buffer[] = []
+    let starts: number[] = []
+    let ends: number[] = []
     for (const position of this.#candidates(query)) {
       const message = this.#messages[position]!
       if (!matchesFilters(query, message)) continue
-      batch.push(message)
-      if (batch.length === BATCH_SIZE) {
-        yield batch
-        batch = []
+      messages.push(message)
+      buffers.push(json)
+      starts.push(offsets[position]!)
+      ends.push(offsets[position + 1]!)
+      if (messages.length === EVENT_BATCH_SIZE) {
+        yield { messages, encoded: { buffers, starts, ends } }
+        messages = []
+        buffers = []
+        starts = []
+        ends = []
       }
     }
-    if (batch.length > 0) yield batch
+    if (messages.length > 0) yield { messages, encoded: { buffers, starts, ends } }
   }
 
   async health (): Promise<StoreHealth> {

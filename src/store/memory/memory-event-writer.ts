@@ -1,9 +1,9 @@
 import { createReadStream, existsSync } from 'node:fs'
 import { appendFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
-import type { Message } from '../../schemas/message.js'
-import { sameEvent } from '../data/event-lines.js'
-import type { EventWriter, IngestEvent, WriteOutcome } from './event-writer.js'
+import type { Message } from '../../../schemas/message.js'
+import { sameEvent } from '../../data/event-lines.js'
+import type { EventWriter, IngestEvent, WriteOutcome } from '../event-writer.js'
 
 /**
  * Ingest for STORE=memory: the memory store's durable form is EVENTS_FILE, so new events are
