@@ -1,0 +1,66 @@
+import t from 'tap'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { ingestFile } from '../src/ingest/ingest-file.js'
+import { storeDescriptors } from '../src/store/stores.js'
+import { eventCases } from './contract/events-cases.js'
+import { runContractCases } from './contract/run-contract.js'
+import { notImplementedCases, specificationCases } from './contract/specification-cases.js'
+import { AUTH, build, fixturesDir, storeFromEnv } from './helper.js'
+import type { StoreProvision } from './stores/store-provision.js'
+
+// The contract tables, on every store of the descriptor table (src/store/stores.ts): each gets
+// the fixture events through its own writer, answers every case, and answers every request
+// byte for byte as the first store does.
+const answers: Array<{ name: string, app: FastifyInstance }> = []
+
+const root = t
+for (const descriptor of storeDescriptors) {
+  t.test(`${descriptor.name} store`, async (t) => {
+    const provision = (await import(`./stores/${descriptor.name}.js`)).default as StoreProvision
+    const env = await provision(t)
+    if ('skip' in env) {
+      t.skip(env.skip, () => {})
+      return
+    }
+    const store = storeFromEnv(env)
+    t.equal(store.name, descriptor.name)
+    const summary = await ingestFile(join(fixturesDir, 'events.ndjson'), store.openWriter())
+    t.same(summary.refused, [], 'every fixture event is accepted')
+    t.equal(summary.written, 21, 'every fixture event is written, the same-millisecond ones too')
+
+    // Kept open until every store has run: the later ones compare their answers with the first.
+    const app = await build(root, { store })
+    const ready = await app.inject({ url: '/health/ready' })
+    t.match(ready.json(), { status: 'ok', store: { ready: true } }, 'ready')
+
+    await t.test('events', async (t) => runContractCases(t, () => app, eventCases))
+    await t.test('event_specifications', async (t) => runContractCases(t, () => app, specificationCases))
+
+    const first = answers[0]
+    if (first === undefined) {
+      answers.push({ name: descriptor.name, app })
+      return
+    }
+    await t.test(`byte-identical to the ${first.name} store for every contract request`, async (t) => {
+      for (const contract of [...eventCases, ...specificationCases]) {
+        const headers = contract.authorization === null ? {} : { authorization: contract.authorization ?? AUTH.authorization }
+        const [a, b] = await Promise.all([first.app, app].map((app) => app.inject({ method: 'GET', url: contract.url, headers })))
+        t.equal(b!.statusCode, a!.statusCode, `${contract.name}: status`)
+        t.equal(b!.body, a!.body, `${contract.name}: body`)
+      }
+    })
+  })
+}
+
+t.test('every store in the table has a test provision', async (t) => {
+  for (const { name } of storeDescriptors) {
+    const provision = (await import(`./stores/${name}.js`)).default as unknown
+    t.type(provision, 'function', `test/stores/${name}.ts`)
+  }
+})
+
+t.test('SPECIFICATIONS_FILE=none', async (t) => {
+  const app = await build(t, { specificationsFile: undefined })
+  await runContractCases(t, () => app, notImplementedCases)
+})
