@@ -77,7 +77,8 @@ async function collect (store: MemoryEventStore, q: EventQuery): Promise<string[
   for await (const batch of keepStoreContract(store, q, registry)) {
     batch.messages.forEach((message, i) => {
       // The bytes handed over are the message's wire JSON.
-      const json = batch.encoded!.buffers[i]!.subarray(batch.encoded!.starts[i], batch.encoded!.ends[i]).toString()
+      const { bytes, offsets, positions } = batch.encoded!
+      const json = bytes.subarray(offsets[positions[i]!], offsets[positions[i]! + 1]).toString()
       if (json !== JSON.stringify(message)) throw new Error(`encoded ${json} for ${JSON.stringify(message)}`)
       ids.push(message.message_id)
     })

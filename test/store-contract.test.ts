@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { Message } from '../schemas/message.js'
 import type { EventBatch, EventQuery, EventStore } from '../src/store/event-store.js'
+import { encodeMessageList } from '../src/store/message-json.js'
 import { keepStoreContract, StoreContractError } from '../src/store/store-contract.js'
 
 const T0 = Date.UTC(2025, 0, 1)
@@ -48,12 +49,13 @@ t.test('unknown entities, events outside the window or the filters, and repeats 
 
 t.test('the encoded JSON of a kept event stays with it when others are dropped', async (t) => {
   const messages = [message('ghost-1', 1, 'ghost'), message('a', 2), message('ghost-2', 3, 'ghost'), message('b', 4)]
-  const buffers = messages.map((m) => Buffer.from(JSON.stringify(m)))
-  const batch = { messages, encoded: { buffers, starts: messages.map(() => 0), ends: buffers.map((b) => b.length) } }
+  const { bytes, offsets } = encodeMessageList(messages)
+  const batch = { messages, encoded: { bytes, offsets, positions: [0, 1, 2, 3] } }
   const out: EventBatch[] = []
   for await (const b of keepStoreContract(storeYielding([batch]), everything, known)) out.push(b)
   t.same(out[0]!.messages.map((m) => m.message_id), ['a', 'b'])
-  t.same(out[0]!.encoded!.buffers.map((b) => JSON.parse(b.toString()).message_id), ['a', 'b'])
+  const { positions } = out[0]!.encoded!
+  t.same(positions.map((p) => JSON.parse(bytes.subarray(offsets[p], offsets[p + 1]).toString()).message_id), ['a', 'b'])
 })
 
 t.test('an event out of order fails the answer, within a batch or across batches', async (t) => {

@@ -18,15 +18,15 @@ export interface EntitySelection {
 }
 
 /**
- * The wire JSON of a batch's events, for a store that keeps its events encoded (the memory
- * store): the JSON of `messages[i]` is `buffers[i]` from `starts[i]` to `ends[i]`, exactly the
- * bytes `encodeMessage(messages[i])` (src/store/message-json.ts) writes. Answers then copy bytes
- * instead of serialising.
+ * The wire JSON of a batch's events, for a store that keeps its events encoded in a list (the
+ * memory store, see `encodeMessageList` in src/store/message-json.ts): the JSON of `messages[i]`
+ * is `bytes` from `offsets[positions[i]]` to `offsets[positions[i] + 1]`, exactly the bytes
+ * `encodeMessage(messages[i])` writes. Answers then copy bytes instead of serialising.
  */
 export interface EncodedMessages {
-  readonly buffers: readonly Buffer[]
-  readonly starts: readonly number[]
-  readonly ends: readonly number[]
+  readonly bytes: Buffer
+  readonly offsets: Uint32Array
+  readonly positions: readonly number[]
 }
 
 /** Some events of an answer, in answer order. */
@@ -63,4 +63,13 @@ export interface EventStore {
 /** The store cannot answer now (unreachable, too slow, failing); the provider answers 503. */
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError'
+}
+
+/**
+ * The store refused a query as malformed: whatever the client asked, a query the provider built
+ * must be one its store accepts, so this is the provider's defect (500 internal_error, logged as
+ * an error), never the store's unavailability.
+ */
+export class StoreQueryError extends Error {
+  override name = 'StoreQueryError'
 }

@@ -1,5 +1,5 @@
+import { Identifier } from '../../schemas/identifier.js'
 import type { Message } from '../../schemas/message.js'
-import { formatEventTime } from '../time/rfc3339.js'
 import { compareMessageIds } from './event-order.js'
 import type { EncodedMessages, EventBatch, EventQuery, EventStore } from './event-store.js'
 
@@ -18,7 +18,9 @@ export class StoreContractError extends Error {
  * pushes down, and a new store's author cannot forget one:
  *
  * 1. A query that cannot match (an empty window, no entity selected, an empty list) is not asked
- *    of the store at all.
+ *    of the store at all, and message IDs or codes that no stored event can have (a control
+ *    character, say: see schemas/identifier.ts) are left out of what it is asked, so no store's
+ *    query language ever has to express them.
  * 2. Only events of entities the registry knows are served (a store may hold others: files and
  *    InfluxDB are not rewritten when the registry changes).
  * 3. Only events that answer the query: its window, its entities and its exclusive filter.
@@ -31,8 +33,32 @@ export class StoreContractError extends Error {
  * A batch that breaks no rule is passed on as it is; otherwise a copy without the dropped events.
  */
 export function keepStoreContract (store: EventStore, query: EventQuery, known: KnownEntities): AsyncIterable<EventBatch> {
-  if (matchesNothing(query)) return noBatches()
-  return checkedBatches(store.queryEvents(query), query, known)
+  const asked = withStorableIds(query)
+  if (matchesNothing(asked)) return noBatches()
+  return checkedBatches(store.queryEvents(asked), asked, known)
+}
+
+const identifierPattern = new RegExp(Identifier.pattern!)
+
+/** Whether a value could be a stored identifier at all (the data files' rule). */
+export function isStorableIdentifier (value: string): boolean {
+  return value.length <= Identifier.maxLength! && identifierPattern.test(value)
+}
+
+/** The query without the message IDs and codes no stored event can have. */
+function withStorableIds (query: EventQuery): EventQuery {
+  const messageIds = storableOnly(query.messageIds)
+  const messageCodes = storableOnly(query.messageCodes)
+  if (messageIds === query.messageIds && messageCodes === query.messageCodes) return query
+  return { ...query, messageIds, messageCodes }
+}
+
+function storableOnly (values: ReadonlySet<string> | undefined): ReadonlySet<string> | undefined {
+  if (values === undefined) return undefined
+  for (const value of values) {
+    if (!isStorableIdentifier(value)) return new Set([...values].filter(isStorableIdentifier))
+  }
+  return values
 }
 
 /** Rule 1: an empty window, or a selection or list with nothing in it. */
@@ -44,10 +70,16 @@ export function matchesNothing (query: EventQuery): boolean {
 
 /** Rule 3 without the window: whether one event answers the query's entities and exclusive filter. */
 export function matchesFilters (query: EventQuery, message: Message): boolean {
-  const { entities, messageIds, category, messageCodes } = query
+  const { entities } = query
   if (entities !== undefined &&
     !(message.device_id !== undefined && entities.deviceIds.has(message.device_id)) &&
     !(message.space_id !== undefined && entities.spaceIds.has(message.space_id))) return false
+  return matchesExclusiveFilter(query, message)
+}
+
+/** Whether one event answers the query's message_ids, message_category or message_codes, if any. */
+export function matchesExclusiveFilter (query: EventQuery, message: Message): boolean {
+  const { messageIds, category, messageCodes } = query
   if (messageIds !== undefined && !messageIds.has(message.message_id)) return false
   if (category !== undefined && message.message_category !== category) return false
   if (messageCodes !== undefined && !messageCodes.has(message.message_code)) return false
@@ -57,24 +89,37 @@ export function matchesFilters (query: EventQuery, message: Message): boolean {
 async function * noBatches (): AsyncGenerator<EventBatch> {}
 
 async function * checkedBatches (batches: AsyncIterable<EventBatch>, query: EventQuery, known: KnownEntities): AsyncGenerator<EventBatch> {
-  // Wire date_times are fixed-width UTC text, so the window is checked on the text.
-  const start = formatEventTime(query.startMs)
-  const end = formatEventTime(query.endMs)
+  // Wire date_times are fixed-width UTC text, so order and window are checked on the text.
+  const start = new Date(query.startMs).toISOString()
+  const end = new Date(query.endMs).toISOString()
   let lastTime = ''
   let lastId = ''
+  const knows = entityMemo(known)
   for await (const batch of batches) {
     const { messages, encoded } = batch
+    const count = messages.length
+    if (count === 0) continue
+    // Order is checked event by event below, so the window needs checking only where a batch
+    // could leave it: at its ends. Then each event costs one comparison and the entity checks.
+    const inWindow = messages[0]!.date_time >= start && messages[count - 1]!.date_time < end
     let kept: BatchCopy | undefined
-    for (let i = 0; i < messages.length; i++) {
+    for (let i = 0; i < count; i++) {
       const message = messages[i]!
       const time = message.date_time
-      const order = time === lastTime ? compareMessageIds(message.message_id, lastId) : time > lastTime ? 1 : -1
-      if (order < 0) {
-        throw new StoreContractError(`the store yielded ${JSON.stringify(message.message_id)} at ${time} after ${JSON.stringify(lastId)} at ${lastTime}`)
+      let keep: boolean
+      if (time > lastTime) {
+        keep = true
+      } else if (time === lastTime) {
+        const order = compareMessageIds(message.message_id, lastId)
+        if (order < 0) throw outOfOrder(message, lastTime, lastId)
+        // Rule 5: the same message_id again at the same date_time is a repeat.
+        keep = order > 0
+      } else {
+        throw outOfOrder(message, lastTime, lastId)
       }
       lastTime = time
       lastId = message.message_id
-      const keep = order > 0 && time >= start && time < end && known.knowsEntityOf(message) && matchesFilters(query, message)
+      keep = keep && (inWindow || (time >= start && time < end)) && knows(message) && matchesFilters(query, message)
       if (keep) {
         kept?.add(messages, encoded, i)
       } else if (kept === undefined) {
@@ -86,27 +131,53 @@ async function * checkedBatches (batches: AsyncIterable<EventBatch>, query: Even
   }
 }
 
+/**
+ * The registry's verdict on an event's entity, remembered for the answer. A store hands over the
+ * same ID string for all the events of one entity (the memory store keeps one per entity), and a
+ * Map lookup by that very string is several times cheaper than the registry's, whose keys are
+ * other strings with the same text: on an answer of every event, 120 ns per event less.
+ */
+function entityMemo (known: KnownEntities): (event: Pick<Message, 'device_id' | 'space_id'>) => boolean {
+  const devices = new Map<string, boolean>()
+  const spaces = new Map<string, boolean>()
+  return (event) => {
+    const device = event.device_id
+    const memo = device !== undefined ? devices : spaces
+    const id = device ?? event.space_id
+    if (id === undefined) return false
+    let verdict = memo.get(id)
+    if (verdict === undefined) {
+      verdict = known.knowsEntityOf(event)
+      memo.set(id, verdict)
+    }
+    return verdict
+  }
+}
+
+function outOfOrder (message: Message, lastTime: string, lastId: string): StoreContractError {
+  return new StoreContractError(`the store yielded ${JSON.stringify(message.message_id)} at ${message.date_time} after ${JSON.stringify(lastId)} at ${lastTime}`)
+}
+
 /** The events of a batch that are kept, once one of them was dropped. */
 class BatchCopy {
   readonly #messages: Message[] = []
-  readonly #encoded: { buffers: Buffer[], starts: number[], ends: number[] } | undefined
+  readonly #positions: number[] | undefined
+  readonly #encoded: EncodedMessages | undefined
 
   /** Starts with the first `count` events of the batch, all kept. */
   constructor (messages: readonly Message[], encoded: EncodedMessages | undefined, count: number) {
-    this.#encoded = encoded === undefined ? undefined : { buffers: [], starts: [], ends: [] }
+    this.#encoded = encoded
+    this.#positions = encoded === undefined ? undefined : []
     for (let i = 0; i < count; i++) this.add(messages, encoded, i)
   }
 
   add (messages: readonly Message[], encoded: EncodedMessages | undefined, i: number): void {
     this.#messages.push(messages[i]!)
-    if (encoded !== undefined && this.#encoded !== undefined) {
-      this.#encoded.buffers.push(encoded.buffers[i]!)
-      this.#encoded.starts.push(encoded.starts[i]!)
-      this.#encoded.ends.push(encoded.ends[i]!)
-    }
+    if (encoded !== undefined) this.#positions!.push(encoded.positions[i]!)
   }
 
   batch (): EventBatch {
-    return { messages: this.#messages, encoded: this.#encoded }
+    const encoded = this.#encoded
+    return { messages: this.#messages, encoded: encoded === undefined ? undefined : { bytes: encoded.bytes, offsets: encoded.offsets, positions: this.#positions! } }
   }
 }

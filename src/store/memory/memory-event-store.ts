@@ -3,7 +3,7 @@ import type { StoredEvent } from '../../data/event-lines.js'
 import { compareMessageIds } from '../event-order.js'
 import { EVENT_BATCH_SIZE, type EventBatch, type EventQuery, type EventStore, type StoreHealth } from '../event-store.js'
 import { encodeMessageList } from '../message-json.js'
-import { matchesFilters } from '../store-contract.js'
+import { matchesExclusiveFilter, matchesFilters } from '../store-contract.js'
 
 const NO_POSITIONS = new Uint32Array(0)
 
@@ -79,30 +79,31 @@ export class MemoryEventStore implements EventStore {
     return this.#messages.length
   }
 
-  /** Everything is pushed down: the indexes choose the candidates, the filters run here. */
+  /**
+   * Everything is pushed down: the indexes choose the candidates, the filters run here, on what
+   * the chosen index does not already guarantee.
+   */
   async * queryEvents (query: EventQuery): AsyncGenerator<EventBatch> {
-    const json = this.#json
+    const bytes = this.#json
     const offsets = this.#jsonOffsets
+    const { positions: candidates, ofSelectedEntities } = this.#candidates(query)
+    const check = ofSelectedEntities
+      ? (query.category === undefined && query.messageCodes === undefined && query.messageIds === undefined ? undefined : matchesExclusiveFilter)
+      : matchesFilters
     let messages: Message[] = []
-    let buffers: Buffer[] = []
-    let starts: number[] = []
-    let ends: number[] = []
-    for (const position of this.#candidates(query)) {
+    let positions: number[] = []
+    for (const position of candidates) {
       const message = this.#messages[position]!
-      if (!matchesFilters(query, message)) continue
+      if (check !== undefined && !check(query, message)) continue
       messages.push(message)
-      buffers.push(json)
-      starts.push(offsets[position]!)
-      ends.push(offsets[position + 1]!)
+      positions.push(position)
       if (messages.length === EVENT_BATCH_SIZE) {
-        yield { messages, encoded: { buffers, starts, ends } }
+        yield { messages, encoded: { bytes, offsets, positions } }
         messages = []
-        buffers = []
-        starts = []
-        ends = []
+        positions = []
       }
     }
-    if (messages.length > 0) yield { messages, encoded: { buffers, starts, ends } }
+    if (messages.length > 0) yield { messages, encoded: { bytes, offsets, positions } }
   }
 
   async health (): Promise<StoreHealth> {
@@ -136,8 +137,12 @@ export class MemoryEventStore implements EventStore {
     for (let position = this.#lowerBound(startMs); position < to; position++) yield position
   }
 
-  /** Positions of the events in the window, in order, that may match: the cheapest of the ID, entity and time indexes. */
-  * #candidates (query: EventQuery): Generator<number> {
+  /**
+   * Positions of the events in the window, in order, that may match: the cheapest of the ID,
+   * entity and time indexes; and whether they are all of the selected entities already (read
+   * from the entities' own indexes), so that only the exclusive filter is left to check.
+   */
+  #candidates (query: EventQuery): { positions: Iterable<number>, ofSelectedEntities: boolean } {
     const { startMs, endMs, entities, messageIds } = query
     const times = this.#times
     if (messageIds !== undefined) {
@@ -146,32 +151,24 @@ export class MemoryEventStore implements EventStore {
         const position = this.#byMessageId.get(id)
         if (position !== undefined && times[position]! >= startMs && times[position]! < endMs) found.push(position)
       }
-      yield * found.sort((a, b) => a - b)
-      return
+      return { positions: found.sort((a, b) => a - b), ofSelectedEntities: entities === undefined }
     }
-    if (entities === undefined) {
-      yield * this.#window(startMs, endMs)
-      return
-    }
+    if (entities === undefined) return { positions: this.#window(startMs, endMs), ofSelectedEntities: true }
     const indexes = [
       ...[...entities.deviceIds].map((id) => this.#byDevice.get(id) ?? NO_POSITIONS),
       ...[...entities.spaceIds].map((id) => this.#bySpace.get(id) ?? NO_POSITIONS)
     ].filter((positions) => positions.length > 0)
-    if (indexes.length === 0) return
+    if (indexes.length === 0) return { positions: [], ofSelectedEntities: true }
     const windows = indexes.map((positions) => ({ positions, from: this.#lowerBoundIn(positions, startMs), to: this.#lowerBoundIn(positions, endMs) }))
     if (windows.length === 1) {
       const { positions, from, to } = windows[0]!
-      for (let i = from; i < to; i++) yield positions[i]!
-      return
+      return { positions: positions.subarray(from, to), ofSelectedEntities: true }
     }
     const selected = windows.reduce((sum, { from, to }) => sum + to - from, 0)
     const overall = this.#lowerBound(endMs) - this.#lowerBound(startMs)
     // Sorting the entities' windows costs n log n; walking the whole window with a set lookup costs
     // its length. Take whichever reads less.
-    if (selected * Math.log2(selected + 1) >= overall) {
-      yield * this.#window(startMs, endMs)
-      return
-    }
+    if (selected * Math.log2(selected + 1) >= overall) return { positions: this.#window(startMs, endMs), ofSelectedEntities: false }
     const merged = new Uint32Array(selected)
     let length = 0
     for (const { positions, from, to } of windows) {
@@ -179,11 +176,15 @@ export class MemoryEventStore implements EventStore {
       length += to - from
     }
     merged.sort()
-    // A device's event is in its device's window and in its space's: keep one.
-    let previous = -1
-    for (const position of merged) {
-      if (position !== previous) yield position
-      previous = position
-    }
+    return { positions: unique(merged), ofSelectedEntities: true }
+  }
+}
+
+/** The positions of a sorted list without repeats: a device's event is in its device's window and in its space's. */
+function * unique (sorted: Uint32Array): Generator<number> {
+  let previous = -1
+  for (const position of sorted) {
+    if (position !== previous) yield position
+    previous = position
   }
 }
