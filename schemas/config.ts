@@ -17,6 +17,12 @@ export const CommonEnvironment = Type.Object({
   ),
   ENTITIES_FILE: text('the path of a JSON entities file', '\\S'),
   SPECIFICATIONS_FILE: text('the path of a JSON specifications file, or none', '\\S'),
+  REQUEST_TIMEOUT_MS: text('a time in milliseconds from 100 to 600000', '^([1-9]\\d{2,4}|[1-5]\\d{5}|600000)$'),
+  IDLE_TIMEOUT_MS: text('a time in milliseconds from 1000 to 3600000', '^([1-9]\\d{3,5}|[1-2]\\d{6}|3[0-5]\\d{5}|3600000)$'),
+  MAX_CONNECTIONS: text('a number of connections from 1 to 1000000', '^([1-9]\\d{0,5}|1000000)$'),
+  MAX_REQUESTS_IN_FLIGHT: text('a number of requests from 1 to 100000', '^([1-9]\\d{0,4}|100000)$'),
+  MAX_PIPELINED_REQUESTS: text('a number of requests from 0 to 1000', '^(\\d{1,3}|1000)$'),
+  MAX_EVENT_LOOP_DELAY_MS: text('a time in milliseconds from 10 to 60000', '^([1-9]\\d{1,3}|[1-5]\\d{4}|60000)$'),
   WORKERS: text('auto (one per core) or a number of worker processes from 1 to 64', '^(auto|[1-9]|[1-5]\\d|6[0-4])$'),
   LOG_LEVEL: Type.Optional(Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),

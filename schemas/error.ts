@@ -11,6 +11,12 @@ export const ErrorCode = {
   invalid_end_date: 403,
   not_implemented: 204,
   not_found: 404,
+  /** HTTP the server cannot read (a malformed request line or header). */
+  bad_request: 400,
+  /** The request did not arrive in time (REQUEST_TIMEOUT_MS). */
+  request_timeout: 408,
+  /** The request line and headers are larger than Node's limit (16 KiB). */
+  request_header_fields_too_large: 431,
   internal_error: 500,
   service_unavailable: 503
 } as const

@@ -2,16 +2,19 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance, type F
 import sensible from '@fastify/sensible'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import authentication from '../plugins/authentication.js'
+import loadLimits from '../plugins/load-limits.js'
 import entityRegistry from '../plugins/entity-registry.js'
 import eventStore from '../plugins/event-store.js'
 import queryRules from '../plugins/query-rules.js'
 import specifications from '../plugins/specifications.js'
 import type { Config } from './config.js'
+import { createTokenCheck } from './http/bearer-token.js'
+import { answerClientError } from './http/client-errors.js'
 import { errorObject, sendError } from './http/replies.js'
 import eventSpecificationsRoutes from './routes/event-specifications.js'
 import eventsRoutes from './routes/events.js'
 import healthRoutes from './routes/health.js'
-import { StoreUnavailableError } from './store/event-store.js'
+import { StoreQueryError, StoreUnavailableError } from './store/event-store.js'
 import { StoreContractError } from './store/store-contract.js'
 
 export interface AppOptions {
@@ -24,6 +27,7 @@ export interface AppOptions {
  */
 export default async function app (fastify: FastifyInstance, options: AppOptions): Promise<void> {
   const { config } = options
+  fastify.register(loadLimits, { ...config.limits })
   fastify.register(sensible)
   fastify.register(authentication, { tokens: config.apiTokens })
   fastify.register(queryRules)
@@ -42,12 +46,14 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
       request.log.warn({ err: error }, 'event store unavailable')
       return errorObject(reply, 'service_unavailable')
     }
-    if (error instanceof StoreContractError) {
-      request.log.error({ err: error }, 'the event store broke the answer contract')
+    if (error instanceof StoreContractError || error instanceof StoreQueryError) {
+      request.log.error({ err: error }, 'a defect between the provider and its store')
       return errorObject(reply, 'internal_error')
     }
     const status = error.statusCode ?? 500
-    if (status === 404) return errorObject(reply, 'not_found')
+    // A path or method no route serves stays 404 whatever else is wrong with the request (a
+    // body Fastify could not parse, say): the token was checked before.
+    if (status === 404 || request.is404) return errorObject(reply, 'not_found')
     // Other client errors Fastify raises before the rules run (a malformed URL, say) are bad
     // requests to this read-only interface.
     if (status >= 400 && status < 500) {
@@ -64,17 +70,52 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
 }
 
 export function serverOptions (config: Config): FastifyServerOptions {
+  const { limits } = config
   return {
     logger: { level: config.logLevel },
     // Requests are counted in the millions; a log line per request is debug detail.
     logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
-    return503OnClosing: true
+    return503OnClosing: true,
+    // Loading a large memory store takes as long as it takes: no framework timeout bounds it.
+    pluginTimeout: 0,
+    // Timeouts Node leaves off or long, set on purpose (README, "Limits and timeouts").
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    // Passed to http.createServer (Fastify's types do not list it, its server factory reads it).
+    ...{
+      http: {
+        // Node checks the two timeouts below on this interval (30 s by default, so a client
+        // dribbling its headers was cut only after 65 s).
+        connectionsCheckingInterval: 1000,
+        headersTimeout: limits.requestTimeoutMs,
+        // A request without Host is answered like any other (the token first), not with Node's empty 400.
+        requireHostHeader: false
+      }
+    }
   }
 }
 
 /** A ready-to-use provider for the given configuration (tests and the server both use it). */
 export async function buildApp (config: Config, overrides: FastifyServerOptions = {}): Promise<FastifyInstance> {
-  const fastify = Fastify({ ...serverOptions(config), ...overrides }).withTypeProvider<TypeBoxTypeProvider>()
+  const isAuthorized = createTokenCheck(config.apiTokens)
+  const fastify: FastifyInstance = Fastify({
+    ...serverOptions(config),
+    // A URL Fastify cannot decode (`/%`): no route can match it; the token still comes first.
+    frameworkErrors: (error, request, reply) => {
+      if (!isAuthorized(request.raw)) return sendError(reply, 'unauthorized_request')
+      request.log.info({ err: error }, 'request refused')
+      return sendError(reply, 'not_found')
+    },
+    clientErrorHandler: (error, socket) => {
+      const code = answerClientError(error, socket)
+      if (code !== undefined) fastify.log.debug({ err: error, answered: code }, 'a request that could not be read')
+    },
+    ...overrides
+  }).withTypeProvider<TypeBoxTypeProvider>()
+  fastify.server.maxConnections = config.limits.maxConnections
+  // An Expect other than 100-continue: Node would answer an empty 417. HTTP lets a server
+  // ignore an expectation it does not know, so the request is served as any other.
+  fastify.server.on('checkExpectation', (request, response) => { fastify.routing(request, response) })
   fastify.register(app, { config })
   await fastify.ready()
   return fastify

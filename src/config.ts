@@ -28,6 +28,21 @@ export interface Config {
   logLevel: LogLevel
   /** Processes serving on the port (node:cluster); 1 runs in this process alone. */
   workers: number
+  limits: Limits
+}
+
+/** What one client, and all of them, may cost the provider (README, "Limits and timeouts"). */
+export interface Limits {
+  /** A request's line and headers must have arrived within this (408 request_timeout). */
+  requestTimeoutMs: number
+  /** A connection with nothing received or sent for this long is closed. */
+  idleTimeoutMs: number
+  maxConnections: number
+  maxRequestsInFlight: number
+  maxPipelinedRequests: number
+  maxEventLoopDelayMs: number
+  /** What Retry-After says on a 503. */
+  retryAfterSeconds: number
 }
 
 /** Every variable the provider reads: the common ones, STORE, and every store's own. */
@@ -74,7 +89,16 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       ? undefined
       : common.SPECIFICATIONS_FILE ?? join(demoDataDir, 'specifications.json'),
     logLevel: common.LOG_LEVEL ?? 'info',
-    workers: common.WORKERS === undefined ? 1 : common.WORKERS === 'auto' ? availableParallelism() : Number(common.WORKERS)
+    workers: common.WORKERS === undefined ? 1 : common.WORKERS === 'auto' ? availableParallelism() : Number(common.WORKERS),
+    limits: {
+      requestTimeoutMs: Number(common.REQUEST_TIMEOUT_MS ?? 10_000),
+      idleTimeoutMs: Number(common.IDLE_TIMEOUT_MS ?? 60_000),
+      maxConnections: Number(common.MAX_CONNECTIONS ?? 10_000),
+      maxRequestsInFlight: Number(common.MAX_REQUESTS_IN_FLIGHT ?? 1000),
+      maxPipelinedRequests: Number(common.MAX_PIPELINED_REQUESTS ?? 16),
+      maxEventLoopDelayMs: Number(common.MAX_EVENT_LOOP_DELAY_MS ?? 1000),
+      retryAfterSeconds: 5
+    }
   }
 }
 

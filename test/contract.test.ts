@@ -32,7 +32,7 @@ for (const descriptor of storeDescriptors) {
     // Kept open until every store has run: the later ones compare their answers with the first.
     const app = await build(root, { store })
     const ready = await app.inject({ url: '/health/ready' })
-    t.match(ready.json(), { status: 'ok', store: { ready: true } }, 'ready')
+    t.same(ready.json(), { status: 'ok' }, 'ready')
 
     await t.test('events', async (t) => runContractCases(t, () => app, eventCases))
     await t.test('event_specifications', async (t) => runContractCases(t, () => app, specificationCases))

@@ -28,6 +28,7 @@ export function testConfig ({ eventsFile, ...overrides }: Partial<Config> & { ev
     specificationsFile: join(fixturesDir, 'specifications.json'),
     logLevel: 'silent',
     workers: 1,
+    limits: loadConfig({}).limits,
     ...overrides
   }
 }

@@ -38,6 +38,29 @@ t.test('STORE=memory: ingest appends to EVENTS_FILE, reports refusals by line, a
   t.same(response.json().data.map((m: { message_id: string }) => m.message_id), ['n-1', 'n-4'], 'the provider serves them')
 })
 
+t.test('STORE=memory: an events file without a final line break stays valid after an ingest', async (t) => {
+  const existing = readFileSync(join(fixturesDir, 'events.ndjson'), 'utf8').trimEnd()
+  const dir = t.testdir({ 'events.ndjson': existing, 'new.ndjson': event('n-1') + '\n' + event('n-2') + '\n' })
+  const env = { STORE: 'memory', EVENTS_FILE: join(dir, 'events.ndjson') }
+  const run = await runIngest(join(dir, 'new.ndjson'), env)
+  t.equal(run.code, 0, run.stdout + run.stderr)
+  t.match(run.stdout, '2 written')
+  t.equal(readFileSync(env.EVENTS_FILE, 'utf8'), existing + '\n' + event('n-1', { date_time: '2025-03-01T09:00:00.000Z' }) + '\n' + event('n-2', { date_time: '2025-03-01T09:00:00.000Z' }) + '\n', 'the new events start on a line of their own')
+  const app = await buildApp(testConfig({ eventsFile: env.EVENTS_FILE }))
+  t.teardown(() => app.close())
+  const response = await app.inject({ url: '/svc/v2/events?start_date=2025-03-01T00:00:00Z', headers: AUTH })
+  t.same(response.json().data.map((m: { message_id: string }) => m.message_id), ['n-1', 'n-2'], 'the provider starts and serves them')
+})
+
+t.test('a line with a key given twice is refused whole', async (t) => {
+  const twice = event('n-1').replace('"space_id":', '"space_id":"elsewhere","space_id":')
+  const dir = t.testdir({ 'new.ndjson': twice + '\n' + event('n-2') + '\n' })
+  const run = await runIngest(join(dir, 'new.ndjson'), { STORE: 'memory', EVENTS_FILE: join(dir, 'events.ndjson') })
+  t.equal(run.code, 1)
+  t.match(run.stdout, '1 written, 0 already stored, 1 refused')
+  t.match(run.stdout, 'line 1: "space_id" is given twice')
+})
+
 t.test('a clean ingest exits 0', async (t) => {
   const dir = t.testdir({ 'new.ndjson': event('n-1') + '\n' })
   const run = await runIngest(join(dir, 'new.ndjson'), { STORE: 'memory', EVENTS_FILE: join(dir, 'events.ndjson') })

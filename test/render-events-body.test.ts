@@ -72,3 +72,26 @@ t.test('a large answer dropped halfway releases the query', async (t) => {
   t.equal(state.released, true)
   t.ok(state.batchesRead < 20)
 })
+
+t.test('a store failing mid-stream is reported once with what had been handed out; a client leaving is not', async (t) => {
+  async function * failing (): AsyncGenerator<EventBatch> {
+    for (let b = 0; b < 5; b++) yield { messages: Array.from({ length: 1000 }, (_, i) => message(b * 1000 + i)) }
+    throw new Error('the store broke')
+  }
+  const cuts: Array<[string, { events: number, bytes: number }]> = []
+  const body = await renderEventsBody(failing(), [], { onCut: (error, sent) => cuts.push([(error as Error).message, sent]) }) as Readable
+  const chunks: Buffer[] = []
+  await t.rejects((async () => { for await (const chunk of body) chunks.push(chunk as Buffer) })(), { message: 'the store broke' })
+  t.equal(cuts.length, 1)
+  t.equal(cuts[0]![0], 'the store broke')
+  t.equal(cuts[0]![1].events, Buffer.concat(chunks).toString().split('"message_id"').length - 1, 'the events handed to the client')
+  t.equal(cuts[0]![1].bytes, Buffer.concat(chunks).length, 'the bytes handed to the client')
+
+  const left: unknown[] = []
+  const { batches } = store(20)
+  const leaving = await renderEventsBody(batches, [], { onCut: (error) => left.push(error) }) as Readable
+  const reader = leaving[Symbol.asyncIterator]()
+  await reader.next()
+  await reader.return?.()
+  t.same(left, [], 'a client that leaves is not a cut answer')
+})

@@ -83,3 +83,18 @@ t.test('a limit below one is refused', async (t) => {
   t.throws(() => new ScanGate(0), RangeError)
   t.throws(() => new ScanGate(1.5), RangeError)
 })
+
+t.test('a scan whose reader holds a batch beyond the hold limit gives its turn back, and still ends', async (t) => {
+  const gate = new ScanGate(1, 50)
+  const log: string[] = []
+  const slow = gate.pass(source('slow', log, Promise.resolve()))[Symbol.asyncIterator]()
+  t.same(await slow.next(), { value: 'slow 1', done: false })
+  // The slow scan's reader keeps its first value; the next scan must not wait for it.
+  const next = drain(gate.pass(source('next', log, Promise.resolve())))
+  t.same(await next, ['next 1', 'next 2'], 'the next scan ran while the slow reader held its batch')
+  t.same(gate.load, { running: 0, waiting: 0 }, 'the slow scan holds no turn')
+  t.same(await slow.next(), { value: 'slow 2', done: false }, 'the slow scan goes on without a turn')
+  t.same(await slow.next(), { value: undefined, done: true })
+  t.same(gate.load, { running: 0, waiting: 0 }, 'its turn is not given back twice')
+  t.same(log, ['slow start', 'next start', 'next end', 'slow end'])
+})

@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline'
 import { MessageRecord } from '../../schemas/message.js'
 import type { Message } from '../../schemas/message.js'
 import { formatEventTime, parseEventTime } from '../time/rfc3339.js'
+import { duplicateKeyIn } from './duplicate-key.js'
 import { compileSchemaCheck } from './schema-check.js'
 
 const recordCheck = compileSchemaCheck(MessageRecord)
@@ -26,6 +27,8 @@ export function parseEventLine (text: string, line: number): EventLine | undefin
   } catch (error) {
     return { line, problem: `invalid JSON (${(error as Error).message})` }
   }
+  const repeated = duplicateKeyIn(text)
+  if (repeated !== undefined) return { line, problem: `${JSON.stringify(repeated)} is given twice` }
   if (!recordCheck.is(value)) {
     const problem = recordCheck.problem(value)!
     return { line, problem: problem.path === '' ? problem.reason : `${problem.path}: ${problem.reason}` }

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { parse, type ParseError } from 'jsonc-parser'
 import type { Static, TSchema } from '@sinclair/typebox'
 import { DataFileError } from './data-file-error.js'
+import { duplicateKeyIn } from './duplicate-key.js'
 import type { SchemaCheck } from './schema-check.js'
 
 /** Reads a JSON file; a missing file or bad JSON becomes a DataFileError naming it (and the line, for bad JSON). */
@@ -12,11 +13,24 @@ export async function readJsonFile (file: string): Promise<unknown> {
   } catch (error) {
     throw new DataFileError(file, 'cannot be read', (error as Error).message)
   }
+  let value: unknown
   try {
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch (error) {
     throw new DataFileError(file, locateJsonError(text), `invalid JSON (${(error as Error).message})`)
   }
+  const repeated = duplicateKeyIn(text)
+  if (repeated !== undefined) throw new DataFileError(file, locateKey(text, repeated), `${JSON.stringify(repeated)} is given twice in one object`)
+  return value
+}
+
+/** The line of the second time a key appears (a person fixing the file looks there). */
+function locateKey (text: string, key: string): string {
+  const quoted = JSON.stringify(key)
+  const first = text.indexOf(quoted)
+  let at = text.indexOf(quoted, first + 1)
+  if (at === -1) at = first
+  return `line ${text.slice(0, at).split('\n').length}`
 }
 
 /** JSON.parse does not always say where (Node 20 often gives no position); a tolerant parser does. */

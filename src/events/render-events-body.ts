@@ -14,18 +14,33 @@ const WHOLE_BODY_LIMIT = 256 * 1024
  */
 const CHUNK_LIMIT = 32 * 1024
 
+/** What had gone out when a streamed answer was cut. */
+export interface CutAnswer {
+  events: number
+  bytes: number
+}
+
+export interface RenderOptions {
+  /**
+   * Called when the store fails after the answer has begun streaming: the status (200) and part
+   * of the body are out, so the client only sees the chunked body stop without its end. Not
+   * called when the client leaves.
+   */
+  onCut?: (error: unknown, sent: CutAnswer) => void
+}
+
 /**
  * The events object, `{"data":[...],"errors":[...]}`, written as the store's batches arrive.
  * A small answer is returned whole; once it grows past WHOLE_BODY_LIMIT it is streamed, so a
  * large answer never sits whole in memory. Between batches the event loop gets a turn, so small
  * requests are served while a large answer is being written.
  */
-export async function renderEventsBody (batches: AsyncIterable<EventBatch>, errors: readonly ItemError[]): Promise<Buffer | Readable> {
+export async function renderEventsBody (batches: AsyncIterable<EventBatch>, errors: readonly ItemError[], options: RenderOptions = {}): Promise<Buffer | Readable> {
   const { head, tail } = eventsEnvelope(errors)
   const iterator = batches[Symbol.asyncIterator]()
   const writer = new MessageListWriter()
   writer.text(head)
-  let first = true
+  let events = 0
   let sinceTurn = 0
   while (true) {
     // Give the event loop a turn once a good share of work was done since the last one; a small
@@ -41,22 +56,24 @@ export async function renderEventsBody (batches: AsyncIterable<EventBatch>, erro
     }
     const batch = next.value
     for (let i = 0; i < batch.messages.length; i++) {
-      if (first) first = false
-      else writer.comma()
+      if (events++ > 0) writer.comma()
       writeEvent(writer, batch, i)
     }
-    if (writer.length > WHOLE_BODY_LIMIT) return streamOf(writer, iterator, tail)
+    if (writer.length > WHOLE_BODY_LIMIT) return streamOf(writer, iterator, tail, events, options)
   }
 }
 
 function writeEvent (writer: MessageListWriter, batch: EventBatch, i: number): void {
   const encoded = batch.encoded
   if (encoded === undefined) writer.message(batch.messages[i]!)
-  else writer.encoded(encoded.buffers[i]!, encoded.starts[i]!, encoded.ends[i]!)
+  else {
+    const position = encoded.positions[i]!
+    writer.encoded(encoded.bytes, encoded.offsets[position]!, encoded.offsets[position + 1]!)
+  }
 }
 
-function streamOf (writer: MessageListWriter, iterator: AsyncIterator<EventBatch>, tail: string): Readable {
-  const stream = Readable.from(streamRest(writer, iterator, tail), { objectMode: false })
+function streamOf (writer: MessageListWriter, iterator: AsyncIterator<EventBatch>, tail: string, events: number, options: RenderOptions): Readable {
+  const stream = Readable.from(streamRest(writer, iterator, tail, events, options), { objectMode: false })
   // A stream destroyed before its first read (the client left while the first batches were
   // read) ends streamRest before it starts, so its finally never runs: release the store's
   // query here too. After a finished answer this is a no-op; a failure to release has no one
@@ -67,18 +84,34 @@ function streamOf (writer: MessageListWriter, iterator: AsyncIterator<EventBatch
   return stream
 }
 
-async function * streamRest (writer: MessageListWriter, iterator: AsyncIterator<EventBatch>, tail: string): AsyncGenerator<Buffer> {
+async function * streamRest (writer: MessageListWriter, iterator: AsyncIterator<EventBatch>, tail: string, eventsBefore: number, options: RenderOptions): AsyncGenerator<Buffer> {
+  // What was handed to the stream, so what had gone out (or was on its way) when it was cut.
+  let events = eventsBefore
+  let handedEvents = 0
+  let bytes = 0
+  const hand = (chunk: Buffer) => {
+    bytes += chunk.length
+    handedEvents = events
+    return chunk
+  }
   try {
-    yield writer.take()
+    yield hand(writer.take())
     while (true) {
-      const next = await iterator.next()
+      let next: IteratorResult<EventBatch>
+      try {
+        next = await iterator.next()
+      } catch (error) {
+        options.onCut?.(error, { events: handedEvents, bytes })
+        throw error
+      }
       if (next.done === true) break
       const batch = next.value
       for (let i = 0; i < batch.messages.length; i++) {
         writer.comma()
         writeEvent(writer, batch, i)
+        events++
         if (writer.length >= CHUNK_LIMIT) {
-          yield writer.take()
+          yield hand(writer.take())
           // One chunk per event-loop turn: a request waiting behind a large answer waits for
           // one chunk's work at most.
           await nextTurn()

@@ -9,6 +9,11 @@ const errorBodies = Object.fromEntries(
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 
+/** The error object of a code, as JSON text. */
+export function errorBody (code: ErrorCodeName): string {
+  return errorBodies[code]
+}
+
 /** The response header that carries the error code where HTTP allows no body (204). */
 export const ERROR_CODE_HEADER = 'x-error-message'
 

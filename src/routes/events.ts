@@ -21,7 +21,12 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     const { query, errors } = buildEventQuery(request.query, range, fastify.entityRegistry)
     // An answer depends on the clock and the token: no cache may keep it.
     reply.cacheControl('no-store')
-    return sendJson(reply, await renderEventsBody(fastify.events.query(query), errors))
+    const body = await renderEventsBody(fastify.events.query(query), errors, {
+      // Logged whatever LOG_LEVEL hides of the request lines: the client got a 200 whose body
+      // stops without its end, and the operator must learn why.
+      onCut: (error, sent) => request.log.error({ err: error, url: request.url, eventsSent: sent.events, bytesSent: sent.bytes }, 'events answer cut: the store failed after the answer had begun')
+    })
+    return sendJson(reply, body)
   })
 }
 

@@ -2,17 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 
 const Health = Type.Object({
-  status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
-  store: Type.Object({
-    kind: Type.String(),
-    ready: Type.Boolean(),
-    reason: Type.Optional(Type.String())
-  })
-})
+  status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')])
+}, { additionalProperties: false })
 
 /**
  * Probes for orchestrators, served without a token: liveness says the process answers, readiness
- * says whether the store can serve events (503 while it cannot).
+ * says whether the store can serve events (503 while it cannot). They say nothing more to callers
+ * without a token; why the store is not ready goes to the log, once each time that changes.
  */
 const healthRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
   fastify.get('/health/live', {
@@ -20,14 +16,19 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     config: { public: true }
   }, async () => ({ status: 'ok' as const }))
 
+  let lastReason: string | undefined
   fastify.get('/health/ready', {
     schema: { response: { 200: Health, 503: Health } },
     config: { public: true }
   }, async (request, reply) => {
-    const events = fastify.events
-    const health = await events.health()
-    const body = { status: health.ready ? 'ok' as const : 'unavailable' as const, store: { kind: events.kind, ...health } }
-    return reply.code(health.ready ? 200 : 503).send(body)
+    const health = await fastify.events.health()
+    const reason = health.ready ? undefined : health.reason ?? 'no reason given'
+    if (reason !== lastReason) {
+      if (reason === undefined) request.log.info({ store: fastify.events.kind }, 'the event store is ready again')
+      else request.log.warn({ store: fastify.events.kind, reason }, 'the event store is not ready')
+      lastReason = reason
+    }
+    return reply.code(health.ready ? 200 : 503).send({ status: health.ready ? 'ok' as const : 'unavailable' as const })
   })
 }
 

@@ -11,7 +11,12 @@ export interface SerializedAnswer {
   etag: string
 }
 
-const CACHE_LIMIT = 1000
+/**
+ * The cached answers' bytes, all questions together. A client can ask as many distinct questions
+ * as it likes (codes and languages in any order and subset), and the whole catalogue in five
+ * languages is a few hundred kilobytes: bounding by entries let 1,200 questions hold 234 MB.
+ */
+export const CACHE_LIMIT_BYTES = 16 * 1024 * 1024
 
 /**
  * The message-code descriptions, answered from serialised bodies: specifications are static, so
@@ -20,13 +25,20 @@ const CACHE_LIMIT = 1000
 export class SpecificationCatalog {
   readonly #byCode = new Map<string, EventSpecification>()
   readonly #languages = new Set<string>()
+  /** Oldest first: the first to go when the cache is full. */
   readonly #answers = new Map<string, SerializedAnswer>()
+  #cachedBytes = 0
 
   constructor (specifications: readonly EventSpecification[]) {
     for (const specification of specifications) {
       this.#byCode.set(specification.message_code, specification)
       for (const detail of specification.details) this.#languages.add(detail.language)
     }
+  }
+
+  /** The bytes of the answers kept. */
+  get cachedBytes (): number {
+    return this.#cachedBytes
   }
 
   get codes (): IterableIterator<string> {
@@ -47,10 +59,21 @@ export class SpecificationCatalog {
     let answer = this.#answers.get(key)
     if (answer === undefined) {
       answer = this.#serialize(codes, wanted)
-      if (this.#answers.size >= CACHE_LIMIT) this.#answers.delete(this.#answers.keys().next().value!)
-      this.#answers.set(key, answer)
+      this.#keep(key, answer)
     }
     return answer
+  }
+
+  #keep (key: string, answer: SerializedAnswer): void {
+    const size = answer.body.length + key.length
+    if (size > CACHE_LIMIT_BYTES) return
+    for (const [oldKey, old] of this.#answers) {
+      if (this.#cachedBytes + size <= CACHE_LIMIT_BYTES) break
+      this.#answers.delete(oldKey)
+      this.#cachedBytes -= old.body.length + oldKey.length
+    }
+    this.#answers.set(key, answer)
+    this.#cachedBytes += size
   }
 
   #serialize (codes: readonly string[] | undefined, languages: ReadonlySet<string>): SerializedAnswer {

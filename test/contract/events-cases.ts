@@ -129,6 +129,13 @@ export const eventSemanticCases: ContractCase[] = [
   { name: 'regex characters in IDs are literal', url: E + START + '&space_ids=' + q(S5) + '&device_ids=' + q('dev.*'), ids: ['e-09'], errors: [device('dev.*')] },
   { name: 'unicode IDs', url: E + START + '&device_ids=' + q(D5) + '&space_ids=' + q(S4), ids: [QUOTED_ID, 'e-10'], errors: [] },
   { name: 'a message_id with quotes, backslash and space', url: E + START + '&message_ids=' + q(QUOTED_ID), ids: [QUOTED_ID], errors: [] },
+  // No stored identifier holds a control character, so these match nothing, on every store.
+  { name: 'a line feed in a message code matches nothing', url: E + START + '&message_codes=A%0AB', ids: [], errors: [] },
+  { name: 'a carriage return beside a real code', url: E + START + '&message_codes=EMPTY,A%0DB', ids: ['e-00', 'e-07', 'e-12', ...SAME_MS], errors: [] },
+  { name: 'a NUL in a message code', url: E + START + '&message_codes=EMPTY%00', ids: [], errors: [] },
+  { name: 'control characters in message_ids (white space at either end is trimmed, as for every list item)', url: E + START + '&message_ids=e-00%0A,e-05,%00e-01,e%0D-03', ids: ['e-00', 'e-05'], errors: [] },
+  { name: 'a tab and a DEL in message_ids', url: E + START + '&message_ids=e-00%09x,e-05%7F', ids: [], errors: [] },
+  { name: 'control characters in entity IDs are unknown entities', url: E + START + '&device_ids=soap%0A001&space_ids=%00&tag_ids=fl%0Door-1', ids: [], errors: [device('soap\n001'), space('\u0000'), tag('fl\roor-1')] },
   {
     name: 'the wire form: field order, UTC milliseconds, escaping',
     url: E + 'start_date=2025-01-05T00:00:00Z&end_date=2025-01-07T00:00:00.001Z&device_ids=' + q(D4) + ',' + q(D6) + ',ghost',

@@ -3,7 +3,9 @@ import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { connect, createServer, type Socket } from 'node:net'
 import { join } from 'node:path'
-import { AUTH, build, fixturesDir, storeFromEnv } from '../helper.js'
+import { Writable } from 'node:stream'
+import { buildApp } from '../../src/app.js'
+import { AUTH, build, fixturesDir, storeFromEnv, testConfig } from '../helper.js'
 import { runIngest } from '../ingest-cli.js'
 import { influxSkipReason, influxTestEnv, testInfluxServer } from './influx-server.js'
 
@@ -77,7 +79,7 @@ t.test('an outage answers 503 service_unavailable and recovers by itself', { ski
   t.same(down.json(), { status: 503, message: 'service_unavailable' })
   const notReady = await app.inject({ url: '/health/ready' })
   t.equal(notReady.statusCode, 503, 'not ready')
-  t.equal(notReady.json().store.ready, false)
+  t.same(notReady.json(), { status: 'unavailable' })
   await server.start()
   const up = await get()
   t.equal(up.statusCode, 200, 'back up: 200 with no restart of the provider')
@@ -86,13 +88,17 @@ t.test('an outage answers 503 service_unavailable and recovers by itself', { ski
 })
 
 t.test('the provider starts while InfluxDB is down, and answers 503 until it is up', async (t) => {
-  const app = await build(t, { store: storeFromEnv({ STORE: 'influxdb', INFLUX_URL: 'http://127.0.0.1:1', INFLUX_DATABASE: 'x', INFLUX_TIMEOUT_MS: '500' }) })
+  const lines: Array<Record<string, unknown>> = []
+  const stream = new Writable({ write (chunk: Buffer, _encoding, callback) { lines.push(JSON.parse(chunk.toString())); callback() } })
+  const app = await buildApp(testConfig({ store: storeFromEnv({ STORE: 'influxdb', INFLUX_URL: 'http://127.0.0.1:1', INFLUX_DATABASE: 'x', INFLUX_TIMEOUT_MS: '500' }) }), { logger: { level: 'warn', stream } })
+  t.teardown(() => app.close())
   const response = await app.inject({ url: EVENTS, headers: AUTH })
   t.equal(response.statusCode, 503)
   t.same(response.json(), { status: 503, message: 'service_unavailable' })
   const ready = await app.inject({ url: '/health/ready' })
   t.equal(ready.statusCode, 503)
-  t.match(ready.json().store.reason, 'cannot be reached')
+  t.same(ready.json(), { status: 'unavailable' }, 'callers learn only that it is not ready')
+  t.match(lines.find((line) => line.msg === 'the event store is not ready')?.reason, 'cannot be reached', 'the reason is logged')
   const unknown = await app.inject({ url: EVENTS + '&device_ids=nobody', headers: AUTH })
   t.equal(unknown.statusCode, 200, 'a request that needs no store still answers')
 })

@@ -3,7 +3,7 @@ import https from 'node:https'
 import { promisify } from 'node:util'
 import { gzip } from 'node:zlib'
 import { createTextDecoderCombiner, type SendOptions, type Transport } from '@influxdata/influxdb-client'
-import { StoreUnavailableError } from '../event-store.js'
+import { StoreQueryError, StoreUnavailableError } from '../event-store.js'
 
 const gzipAsync = promisify(gzip)
 
@@ -145,7 +145,10 @@ export class InfluxTransport implements Transport {
         response = await exchange.response
         if (response.statusCode !== 200) {
           const text = await readText(response)
-          throw unavailable(`InfluxDB answered ${response.statusCode} to a query: ${reasonOf(text)}`)
+          const message = `InfluxDB answered ${response.statusCode} to a query: ${reasonOf(text)}`
+          // 400 is InfluxDB refusing the query itself (it could not parse it): ours to fix.
+          if (response.statusCode === 400) throw new StoreQueryError(message)
+          throw unavailable(message)
         }
       } catch (error) {
         throw this.#lost(error, timedOut, false)
@@ -212,12 +215,12 @@ export class InfluxTransport implements Transport {
   }
 
   /** What a failed wait means: InfluxDB too slow, gone mid-answer, or not there at all. */
-  #lost (error: unknown, timedOut: boolean, answered: boolean, what?: string): StoreUnavailableError {
+  #lost (error: unknown, timedOut: boolean, answered: boolean, what?: string): Error {
     if (timedOut) {
       if (answered) return unavailable(`InfluxDB stopped answering for ${this.timeoutMs} ms`, error)
       return unavailable(`InfluxDB did not answer${what === undefined ? '' : ' ' + what} within ${this.timeoutMs} ms`, error)
     }
-    if (error instanceof StoreUnavailableError) return error
+    if (error instanceof StoreUnavailableError || error instanceof StoreQueryError) return error
     if (answered) return unavailable('the connection to InfluxDB broke', error)
     return unavailable(`InfluxDB cannot be reached at ${this.#origin}`, error)
   }

@@ -19,9 +19,13 @@ export const memoryStore = defineStore({
   settings: (env): MemorySettings => ({ eventsFile: env.EVENTS_FILE ?? join(demoDataDir, 'events.ndjson') }),
   describe: (settings) => `the memory store's events file ${settings.eventsFile}`,
   async open (settings, { log }) {
-    const store = await loadMemoryEventStore(settings.eventsFile)
+    const started = performance.now()
+    const store = await loadMemoryEventStore(settings.eventsFile, ({ lines, seconds }) => {
+      log.info({ file: settings.eventsFile, lines, seconds: Math.round(seconds) }, 'loading events')
+    })
     const collected = collectLoadGarbage()
-    log.info({ file: settings.eventsFile, events: store.size, loadGarbageCollected: collected }, 'events loaded into the memory store')
+    const seconds = Math.round((performance.now() - started) / 100) / 10
+    log.info({ file: settings.eventsFile, events: store.size, seconds, loadGarbageCollected: collected }, 'events loaded into the memory store')
     return store
   },
   openWriter: (settings) => new MemoryEventWriter(settings.eventsFile)

@@ -7,10 +7,22 @@ import { MemoryEventStore } from './memory-event-store.js'
  * A message_id seen again with identical fields is the same event and is kept once; with other
  * fields it is a conflict, since an event's ID is its identity.
  */
-export async function loadMemoryEventStore (file: string): Promise<MemoryEventStore> {
+export interface LoadProgress {
+  /** Lines read so far. */
+  lines: number
+  /** Seconds since the load began. */
+  seconds: number
+}
+
+/** Progress is reported every this many lines (a million-event file: ten reports). */
+export const PROGRESS_EVERY_LINES = 100_000
+
+export async function loadMemoryEventStore (file: string, onProgress?: (progress: LoadProgress) => void): Promise<MemoryEventStore> {
   const events = new Map<string, { event: StoredEvent, line: number }>()
+  const started = performance.now()
   try {
     for await (const parsed of readEventLines(file)) {
+      if (parsed.line % PROGRESS_EVERY_LINES === 0) onProgress?.({ lines: parsed.line, seconds: (performance.now() - started) / 1000 })
       if ('problem' in parsed) throw new DataFileError(file, `line ${parsed.line}`, parsed.problem)
       const id = parsed.event.message.message_id
       const earlier = events.get(id)

@@ -1,5 +1,5 @@
 import { createReadStream, existsSync } from 'node:fs'
-import { appendFile } from 'node:fs/promises'
+import { appendFile, open } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import type { Message } from '../../../schemas/message.js'
 import { sameEvent } from '../../data/event-lines.js'
@@ -13,6 +13,8 @@ import type { EventWriter, IngestEvent, WriteOutcome } from '../event-writer.js'
 export class MemoryEventWriter implements EventWriter {
   readonly #file: string
   readonly #known = new Map<string, Message>()
+  /** The file ends without a line break (written by hand, or by another tool): the first append starts one. */
+  #endsMidLine = false
 
   constructor (file: string) {
     this.#file = file
@@ -20,6 +22,7 @@ export class MemoryEventWriter implements EventWriter {
 
   async prepareForWrites (): Promise<void> {
     if (!existsSync(this.#file)) return
+    this.#endsMidLine = await endsMidLine(this.#file)
     const lines = createInterface({ input: createReadStream(this.#file, { encoding: 'utf8' }), crlfDelay: Infinity })
     for await (const text of lines) {
       if (text.trim() === '') continue
@@ -44,11 +47,28 @@ export class MemoryEventWriter implements EventWriter {
         outcome.refused.push({ line, reason: `message_id ${JSON.stringify(message.message_id)} is already stored for a different event` })
       }
     }
-    if (text !== '') await appendFile(this.#file, text, 'utf8')
+    if (text !== '') {
+      await appendFile(this.#file, this.#endsMidLine ? '\n' + text : text, 'utf8')
+      this.#endsMidLine = false
+    }
     return outcome
   }
 
   async close (): Promise<void> {}
+}
+
+/** Whether a non-empty file's last byte is not a line break. */
+async function endsMidLine (file: string): Promise<boolean> {
+  const handle = await open(file, 'r')
+  try {
+    const { size } = await handle.stat()
+    if (size === 0) return false
+    const last = Buffer.alloc(1)
+    await handle.read(last, 0, 1, size - 1)
+    return last[0] !== 0x0a
+  } finally {
+    await handle.close()
+  }
 }
 
 /** Lines already in the file may carry date_time in another offset: compare instants, not text. */
