@@ -13,9 +13,15 @@ export interface DatasetPicks {
   eventsLast30Days: number
   /** Three languages every specification has (specifications scenario). */
   languages: string[]
+  /** Five message_ids spread evenly over the whole data set (lookup scenario). */
+  messageIds: string[]
 }
 
+/** How many message_ids the lookup scenario asks for. */
+export const LOOKUP_IDS = 5
+
 interface EventLine {
+  message_id: string
   date_time: string
   device_id?: string
   space_id?: string
@@ -29,11 +35,14 @@ export async function scanDataset (eventsFile: string, specificationsFile: strin
   const bySpace = new Map<string, number>()
   let events = 0
   let last30 = 0
+  // Every thousandth ID, thinned to five evenly spread ones at the end.
+  const sampledIds: string[] = []
   const lines = createInterface({ input: createReadStream(eventsFile), crlfDelay: Infinity })
   for await (const line of lines) {
     if (line.trim() === '') continue
     events++
     const event = JSON.parse(line) as EventLine
+    if (events % 1000 === 1) sampledIds.push(event.message_id)
     const ms = Date.parse(event.date_time)
     if (ms >= endMs || ms < from90) continue
     if (event.space_id !== undefined) bySpace.set(event.space_id, (bySpace.get(event.space_id) ?? 0) + 1)
@@ -53,7 +62,8 @@ export async function scanDataset (eventsFile: string, specificationsFile: strin
       device: { id: device[0], eventsLast30Days: device[1] },
       space: { id: space[0], eventsLast90Days: space[1] },
       eventsLast30Days: last30,
-      languages: await commonLanguages(specificationsFile)
+      languages: await commonLanguages(specificationsFile),
+      messageIds: Array.from({ length: LOOKUP_IDS }, (_, i) => sampledIds[Math.floor((i + 0.5) * sampledIds.length / LOOKUP_IDS)]!)
     }
   }
 }

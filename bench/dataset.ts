@@ -82,7 +82,13 @@ export async function ensureDataset (dataRoot: string, profile: Profile, endMs =
   const manifest = await readManifest(dir)
   if (manifest !== undefined && sameOptions(manifest, profile, endMs) && Object.values(files).every((file) => existsSync(file))) {
     log(`data set ${key}: reusing ${manifest.events} events`)
-    return { key, dir, size: profile.dataset, endMs, ...files, events: manifest.events, picks: manifest.picks, reused: true, generateSeconds: undefined }
+    let picks = manifest.picks
+    if (picks.messageIds === undefined) {
+      // Picked by an older benchmark: the data is the same, the picks are read again.
+      picks = (await scanDataset(files.eventsFile, files.specificationsFile, endMs)).picks
+      await writeFile(join(dir, MANIFEST), JSON.stringify({ ...manifest, picks }, null, 2) + '\n')
+    }
+    return { key, dir, size: profile.dataset, endMs, ...files, events: manifest.events, picks, reused: true, generateSeconds: undefined }
   }
 
   // Anything there is partial or of other options (an InfluxDB database too): start afresh.

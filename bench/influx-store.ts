@@ -25,6 +25,8 @@ export interface InfluxStore {
 interface IngestManifest {
   database: string
   measurement: string
+  /** Ingested with the message_id index (src/store/influx/message-id-index.ts); older ingests lack it. */
+  messageIdIndex?: boolean
   events: number
   ingestSeconds: number
   ingestedAt: string
@@ -53,7 +55,7 @@ export async function openInfluxStore (dataset: Dataset): Promise<InfluxStore> {
   const manifestFile = join(dataset.dir, MANIFEST)
   const manifest = await readManifest(manifestFile)
   const reusable = manifest !== undefined && manifest.events === dataset.events &&
-    manifest.database === INFLUX_DATABASE && manifest.measurement === INFLUX_MEASUREMENT && existsSync(dataDir)
+    manifest.database === INFLUX_DATABASE && manifest.measurement === INFLUX_MEASUREMENT && manifest.messageIdIndex === true && existsSync(dataDir)
 
   if (reusable) {
     log('influxd: starting on the data ingested by an earlier run')
@@ -80,7 +82,7 @@ export async function openInfluxStore (dataset: Dataset): Promise<InfluxStore> {
     const ingestSeconds = (performance.now() - started) / 1000
     const points = await countPoints(server.url)
     if (points !== dataset.events) throw new Error(`InfluxDB holds ${points} points after the ingest of ${dataset.events} events`)
-    const written: IngestManifest = { database: INFLUX_DATABASE, measurement: INFLUX_MEASUREMENT, events: points, ingestSeconds, ingestedAt: new Date().toISOString() }
+    const written: IngestManifest = { database: INFLUX_DATABASE, measurement: INFLUX_MEASUREMENT, messageIdIndex: true, events: points, ingestSeconds, ingestedAt: new Date().toISOString() }
     await writeFile(manifestFile, JSON.stringify(written, null, 2) + '\n')
     log(`influxd: ${points} events ingested in ${ingestSeconds.toFixed(1)} s`)
     return { server, url: server.url, database: INFLUX_DATABASE, measurement: INFLUX_MEASUREMENT, points, reused: false, ingestSeconds }

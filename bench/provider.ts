@@ -21,6 +21,12 @@ export interface ProviderOptions {
   workers?: string
   /** Extra node options (--cpu-prof ...). */
   nodeArgs?: string[]
+  /** EVENTS_FILE other than the data set's (the load-growth measurement loads parts of it). */
+  eventsFile?: string
+  /** LOG_LEVEL other than warn. */
+  logLevel?: string
+  /** Called as soon as the process is started (to sample its memory while it loads). */
+  onSpawn?: (pid: number) => void
 }
 
 /** The provider as `npm start` runs it (built, with the same node flags), configured by its environment. */
@@ -56,10 +62,10 @@ export async function startProvider (options: ProviderOptions): Promise<Provider
     PORT: String(port),
     HOST: LOOPBACK,
     API_TOKENS: options.token,
-    EVENTS_FILE: dataset.eventsFile,
+    EVENTS_FILE: options.eventsFile ?? dataset.eventsFile,
     ENTITIES_FILE: dataset.entitiesFile,
     SPECIFICATIONS_FILE: dataset.specificationsFile,
-    LOG_LEVEL: 'warn'
+    LOG_LEVEL: options.logLevel ?? 'warn'
   }
   if (options.store === 'influxdb') {
     if (options.influxUrl === undefined) throw new Error('an InfluxDB provider needs influxUrl')
@@ -67,6 +73,7 @@ export async function startProvider (options: ProviderOptions): Promise<Provider
   }
   if (options.workers !== undefined) env.WORKERS = options.workers
   const child = startChild(process.execPath, [...startNodeFlags(), ...(options.nodeArgs ?? []), join(projectRoot, 'dist', 'src', 'server.js')], { cwd: projectRoot, env })
+  options.onSpawn?.(child.pid)
   const url = `http://${LOOPBACK}:${port}`
   const provider: Provider = {
     name: options.name,

@@ -1,13 +1,17 @@
 import type { EventQuery } from '../src/store/event-store.js'
-import { influxQLEventQueryForm } from '../src/store/influx/influxql-backend.js'
+import { influxQLEventQueryForm, influxQLIndexQueryForm } from '../src/store/influx/influxql-backend.js'
+import { idHashesOf } from '../src/store/influx/message-id-index.js'
 import type { LoadRequest } from './load.js'
 
 /**
  * The store ceiling: the very request the provider sends for a query (built by the provider's
- * own InfluxQLBackend: statement, chunking, epoch), posted to influxd's /query.
+ * own InfluxQLBackend: statement, chunking, epoch; for message_ids, the index lookup), posted to
+ * influxd's /query.
  */
 export function rawInfluxRequest (influxUrl: string, database: string, measurement: string, query: EventQuery): LoadRequest {
-  const body = influxQLEventQueryForm(database, measurement, query)
+  const body = query.messageIds !== undefined
+    ? influxQLIndexQueryForm(database, measurement, idHashesOf(query.messageIds), query.startMs, query.endMs)
+    : influxQLEventQueryForm(database, measurement, query)
   return {
     url: `${influxUrl}/query`,
     method: 'POST',

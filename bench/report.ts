@@ -5,6 +5,8 @@ import type { Dataset } from './dataset.js'
 import type { InfluxStore } from './influx-store.js'
 import type { Machine } from './machine.js'
 import type { ScenarioResult } from './measure-scenario.js'
+import type { LoadGrowthPoint } from './load-growth.js'
+import type { PipeliningAttackResult } from './pipelining-attack.js'
 import type { Profile } from './options.js'
 import type { SmallProfile } from './profile-small.js'
 import type { Revision } from './revision.js'
@@ -41,6 +43,10 @@ export interface BenchReport {
     cpuPlacement: CpuPlacement
   }
   scenarios: ScenarioResult[]
+  /** Small requests beside connections that pipeline requests and read nothing. */
+  pipelining: PipeliningAttackResult
+  /** The memory store loading a quarter, half and all of the data set. */
+  loadGrowth: LoadGrowthPoint[]
   workers: WorkersComparison
   targets: TargetCheck[]
   targetsMissed: number
@@ -56,6 +62,8 @@ export interface ReportInput {
   dataset: Dataset
   influx: InfluxStore
   scenarios: ScenarioResult[]
+  pipelining: PipeliningAttackResult
+  loadGrowth: LoadGrowthPoint[]
   workers: WorkersComparison
   targets: TargetCheck[]
   cpuProfile: SmallProfile | undefined
@@ -90,6 +98,8 @@ export function buildReport (input: ReportInput): BenchReport {
       cpuPlacement: input.placement
     },
     scenarios: input.scenarios,
+    pipelining: input.pipelining,
+    loadGrowth: input.loadGrowth,
     workers: input.workers,
     targets: input.targets,
     targetsMissed: input.targets.filter((target) => !target.pass).length,
@@ -159,6 +169,21 @@ export function renderMarkdown (report: BenchReport): string {
     if (large === undefined) continue
     lines.push(`| ${row.store} | ${large.streamed ? 'yes' : 'NO'} (${large.transferEncoding ?? 'none'}) | ${int(large.eventsInOneResponse)} | ${int(large.bytesOfOneResponse)} | ` +
       `${ms(large.smallP99AloneMs)} | ${ms(large.smallP99UnderLoadMs)} | ${times(large.p99Ratio)} | ${large.largeBeside.reqPerSec.toFixed(1)} (${large.loadConnections} connections) |`)
+  }
+
+  const attack = report.pipelining
+  lines.push('', '## Pipelined attack (memory store)', '')
+  lines.push(`${attack.connections} connections each write ${int(attack.requestsPerConnection)} pipelined requests for a year of events (\`${attack.path.replace(/\?.*/, '?start_date=…&end_date=…')}\`) and never read; the small requests run on other connections.`, '')
+  lines.push('| RSS MB start → peak (growth), end | small p99 alone ms | small p99 beside the attack ms | ratio | small req/s alone, beside |')
+  lines.push('|--:|--:|--:|--:|--:|')
+  lines.push(`| ${mb(attack.rssMB.start)} → ${mb(attack.rssMB.peak)} (+${mb(attack.rssMB.growth)}), ${mb(attack.rssMB.end)} | ${ms(attack.smallAlone.latencyMs.p99)} | ${ms(attack.smallBeside.latencyMs.p99)} | ${times(attack.p99Ratio)} | ${int(attack.smallAlone.reqPerSec)}, ${int(attack.smallBeside.reqPerSec)} |`)
+
+  lines.push('', '## Loading the memory store', '')
+  lines.push('The provider started on the first quarter, half and all of the events file: its own load time (from opening the file to the store ready, as it logs it) against a bare script reading the same lines and `JSON.parse`-ing each, and its memory.', '')
+  lines.push('| events | load s | JSON.parse alone s | ratio | peak RSS while loading MB | RSS loaded MB | RSS per event B |')
+  lines.push('|--:|--:|--:|--:|--:|--:|--:|')
+  for (const point of report.loadGrowth) {
+    lines.push(`| ${int(point.events)} | ${point.loadSeconds.toFixed(1)} | ${point.parseSeconds.toFixed(1)} | ${times(point.ratio)} | ${mb(point.peakRssMB)} | ${mb(point.rssMB)} | ${int(point.bytesPerEvent)} |`)
   }
 
   const { workers } = report

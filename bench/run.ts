@@ -8,17 +8,19 @@ import { startFrameworkCeiling, type FrameworkCeiling } from './ceiling.js'
 import { applyCpuPlacement, describeCpuPlacement, planCpuPlacement } from './cpu-placement.js'
 import { ensureDataset } from './dataset.js'
 import { openInfluxStore, type InfluxStore } from './influx-store.js'
+import { measureLoadGrowth } from './load-growth.js'
 import { log } from './log.js'
 import { describeMachine } from './machine.js'
 import { measureScenario, type ScenarioResult } from './measure-scenario.js'
+import { measurePipeliningAttack } from './pipelining-attack.js'
 import { USAGE, UsageError, parseBenchOptions, type BenchOptions } from './options.js'
 import { killChildrenNow, stopAllChildren } from './processes.js'
 import { profileSmall, type SmallProfile } from './profile-small.js'
 import { buildProvider, startProvider, type Provider } from './provider.js'
 import { buildReport, renderMarkdown, writeReport } from './report.js'
 import { providerRevision } from './revision.js'
-import { buildScenarios, type Scenario } from './scenarios.js'
-import { evaluateTargets } from './targets.js'
+import { buildScenarios, providerRequest, yearPath, type Scenario } from './scenarios.js'
+import { evaluateAttackTargets, evaluateTargets } from './targets.js'
 import { compareWorkers } from './workers.js'
 
 /**
@@ -86,8 +88,12 @@ async function run (options: BenchOptions): Promise<void> {
   log('starting the memory-store provider')
   const memory = await startProvider({ name: 'memory', dataset, token, store: 'memory' })
   await measureAll(memory, 'memory', scenarios.filter((scenario) => scenario.stores.includes('memory')))
+  log('pipelined attack: the memory-store provider, small requests beside connections that pipeline and never read')
+  const pipelining = await measurePipeliningAttack(memory, providerRequest(small, memory.url, token), yearPath(dataset), `Bearer ${token}`, profile)
   const workers = await compareWorkers(memory, dataset, token, small, profile)
   await memory.stop()
+  log('load: the memory store loading parts of the data set, against a bare JSON.parse of the same lines')
+  const loadGrowth = await measureLoadGrowth(dataset, token, running.scratch)
 
   const placement = planCpuPlacement(options.separateStoreCpus)
   log(`InfluxDB scenarios: ${describeCpuPlacement(placement)}`)
@@ -111,8 +117,8 @@ async function run (options: BenchOptions): Promise<void> {
     }
   }
 
-  const targets = evaluateTargets(results)
-  const report = buildReport({ profile, placement, machine, revision, dataset, influx, scenarios: results, workers, targets, cpuProfile, durationSec: (performance.now() - started) / 1000 })
+  const targets = [...evaluateTargets(results), ...evaluateAttackTargets(pipelining)]
+  const report = buildReport({ profile, placement, machine, revision, dataset, influx, scenarios: results, pipelining, loadGrowth, workers, targets, cpuProfile, durationSec: (performance.now() - started) / 1000 })
   const written = await writeReport(options.resultsDir, report)
   process.stdout.write('\n' + renderMarkdown(report))
   log(`written: ${relative(projectRoot, written.json)}, ${relative(projectRoot, written.markdown)}; ${report.targetsMissed} of ${targets.length} targets missed`)

@@ -2,7 +2,7 @@ import type { EventQuery } from '../src/store/event-store.js'
 import { DAY_MS, type Dataset } from './dataset.js'
 import type { LoadRequest } from './load.js'
 
-export type ScenarioName = 'small' | 'medium' | 'large' | 'specifications' | 'rejected' | 'unauthorised'
+export type ScenarioName = 'small' | 'medium' | 'large' | 'lookup' | 'specifications' | 'rejected' | 'unauthorised'
 export type StoreName = 'memory' | 'influxdb'
 
 /** One fixed, realistic request, measured against the provider on each of its stores. */
@@ -27,11 +27,17 @@ function eventsPath (startMs: number, endMs: number, extra: Record<string, strin
   return `/svc/v2/events?${parameters}`
 }
 
+/** Every event of the data set's last 365 days: what the pipelined attack asks for, 500 times per connection. */
+export function yearPath (dataset: Dataset): string {
+  return eventsPath(dataset.endMs - 365 * DAY_MS, dataset.endMs, {})
+}
+
 export function buildScenarios (dataset: Dataset): Scenario[] {
   const { endMs, picks } = dataset
   const last30 = endMs - 30 * DAY_MS
   const last90 = endMs - 90 * DAY_MS
   const small = eventsPath(last30, endMs, { device_ids: picks.device.id })
+  const lookupStart = endMs - (dataset.size.days + 1) * DAY_MS
   return [
     {
       name: 'small',
@@ -59,6 +65,15 @@ export function buildScenarios (dataset: Dataset): Scenario[] {
       expectedStatus: 200,
       stores: ['memory', 'influxdb'],
       query: { startMs: last30, endMs, entities: undefined }
+    },
+    {
+      name: 'lookup',
+      description: `${picks.messageIds.length} message_ids spread over the whole data set, a window of ${dataset.size.days + 1} days`,
+      path: eventsPath(lookupStart, endMs, { message_ids: picks.messageIds.join(',') }),
+      badToken: false,
+      expectedStatus: 200,
+      stores: ['memory', 'influxdb'],
+      query: { startMs: lookupStart, endMs, entities: undefined, messageIds: new Set(picks.messageIds) }
     },
     {
       name: 'specifications',

@@ -1,4 +1,5 @@
 import type { ScenarioResult } from './measure-scenario.js'
+import type { PipeliningAttackResult } from './pipelining-attack.js'
 
 /** What every load run counts. */
 interface RunCounts {
@@ -51,9 +52,24 @@ export function evaluateTargets (rows: readonly ScenarioResult[]): TargetCheck[]
         checks.push(check(row, 'the answer is streamed (chunked)', row.large.streamed ? 1 : 0, '==', 1))
       }
     }
+    if (row.scenario === 'lookup' && row.store === 'influxdb') {
+      const small = rows.find((other) => other.scenario === 'small' && other.store === 'influxdb')
+      if (small !== undefined) checks.push(check(row, 'p50 ≤ 10× the small scenario\'s p50 on the same store', row.provider.latencyMs.p50 / small.provider.latencyMs.p50, '<=', 10))
+    }
     const runs = everyRun(row)
     checks.push(check(row, 'no errors or timeouts', runs.reduce((sum, run) => sum + run.errors, 0), '==', 0))
     checks.push(check(row, 'no unexpected statuses', runs.reduce((sum, run) => sum + run.unexpectedStatuses, 0), '==', 0))
   }
   return checks
+}
+
+/** The pipelined attack's targets (the hardening issue's first item). */
+export function evaluateAttackTargets (attack: PipeliningAttackResult): TargetCheck[] {
+  const row = { scenario: 'pipelined attack', store: 'memory' }
+  const targetOf = (target: string, value: number, pass: boolean, limit: number): TargetCheck => ({ ...row, target, value, limit, pass })
+  return [
+    targetOf('RSS growth < 200 MB', attack.rssMB.growth, attack.rssMB.growth < 200, 200),
+    targetOf('small p99 beside the attack < 3× small p99 alone', attack.p99Ratio, attack.p99Ratio < 3, 3),
+    targetOf('no errors or timeouts (small requests)', attack.smallAlone.errors + attack.smallBeside.errors, attack.smallAlone.errors + attack.smallBeside.errors === 0, 0)
+  ]
 }

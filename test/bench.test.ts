@@ -19,8 +19,8 @@ function skipReason (): string | false {
 const skip = skipReason()
 
 const EXPECTED = [
-  'small/memory', 'medium/memory', 'large/memory', 'specifications/memory', 'rejected/memory', 'unauthorised/memory',
-  'small/influxdb', 'medium/influxdb', 'large/influxdb'
+  'small/memory', 'medium/memory', 'large/memory', 'lookup/memory', 'specifications/memory', 'rejected/memory', 'unauthorised/memory',
+  'small/influxdb', 'medium/influxdb', 'large/influxdb', 'lookup/influxdb'
 ]
 
 interface Metrics {
@@ -107,6 +107,11 @@ t.test('npm run bench -- --quick runs end to end and writes well-formed results'
   t.ok(['separate', 'shared'].includes(placement.mode), 'the CPU placement of the InfluxDB scenarios is recorded')
   t.ok(placement.storeCpus.length > 0 && placement.otherCpus.length > 0, 'CPUs for influxd and for the rest')
   if (placement.mode === 'separate') t.equal(placement.storeCpus.filter((cpu: number) => placement.otherCpus.includes(cpu)).length, 0, 'separate CPUs do not overlap')
+  const attack = report.pipelining
+  t.ok(finite(attack.rssMB.growth) && finite(attack.p99Ratio), 'the pipelined attack: RSS growth and small p99 beside it')
+  t.ok(attack.smallBeside.requests > 0, 'small requests were answered beside the attack')
+  t.equal(report.loadGrowth.length, 3, 'three loads of growing size')
+  t.ok(report.loadGrowth.every((point: Record<string, number>) => (point.events ?? 0) > 0 && finite(point.loadSeconds) && finite(point.peakRssMB) && finite(point.ratio)), 'each with its time, ratio and memory')
   t.ok(typeof report.workers.supported === 'boolean' && typeof report.workers.note === 'string', 'the WORKERS comparison says whether it ran')
   if (report.workers.supported === true) t.ok(finite(report.workers.reqPerSecRatio), 'WORKERS ratio')
   t.ok(report.targets.length > 0 && report.targets.every((target: { pass: unknown, value: unknown }) => typeof target.pass === 'boolean' && finite(target.value)), 'targets are evaluated')

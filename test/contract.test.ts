@@ -1,4 +1,5 @@
 import t from 'tap'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { ingestFile } from '../src/ingest/ingest-file.js'
@@ -36,6 +37,19 @@ for (const descriptor of storeDescriptors) {
 
     await t.test('events', async (t) => runContractCases(t, () => app, eventCases))
     await t.test('event_specifications', async (t) => runContractCases(t, () => app, specificationCases))
+
+    await t.test('a message_id already stored is refused for any other event, even a millisecond apart, however far in time', async (t) => {
+      const fixtures = readFileSync(join(fixturesDir, 'events.ndjson'), 'utf8').split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Record<string, string>)
+      const stored = (id: string) => fixtures.find((event) => event.message_id === id)!
+      const moved = (id: string, byMs: number) => ({ ...stored(id), date_time: new Date(Date.parse(stored(id).date_time!) + byMs).toISOString() })
+      const file = join(t.testdir(), 'again.ndjson')
+      writeFileSync(file, [moved('e-00', 1), moved('e-00', -1), moved('e-13', 400 * 86_400_000), { ...stored('e-03'), message_code: 'OTHER' }, stored('e-01')].map((line) => JSON.stringify(line)).join('\n') + '\n')
+      const again = await ingestFile(file, store.openWriter())
+      t.same(again.refused.map((refusal) => refusal.line), [1, 2, 3, 4], 'moved in time or changed: refused')
+      t.match(again.refused[0]?.reason, 'message_id "e-00" is already stored for a different event')
+      t.equal(again.unchanged, 1, 'the same event again is unchanged')
+      t.equal(again.written, 0)
+    })
 
     const first = answers[0]
     if (first === undefined) {

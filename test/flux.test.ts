@@ -6,7 +6,8 @@ import { gunzipSync } from 'node:zlib'
 import { StoreUnavailableError, type EventQuery } from '../src/store/event-store.js'
 import { toLineProtocol } from '../src/store/influx/event-point.js'
 import { FluxBackend } from '../src/store/influx/flux-backend.js'
-import { buildFluxEventQuery, buildFluxPointsQuery } from '../src/store/influx/flux-query.js'
+import { buildFluxEventQuery, buildFluxIndexQuery, buildFluxPointsQuery } from '../src/store/influx/flux-query.js'
+import { idHashesOf, idHashOf, toIndexLine } from '../src/store/influx/message-id-index.js'
 import type { FluxSettings } from '../src/store/influx/influx-settings.js'
 import { MAX_PUSHED_ENTITIES } from '../src/store/influx/pushed-entities.js'
 
@@ -550,4 +551,45 @@ t.test('prepareForWrites checks that the bucket is listed, and lets the writes s
   const forbidden = await standInInflux2(t, answerJsonError(401, 'unauthorized', 'unauthorized access'))
   await new FluxBackend(settings(forbidden.url)).prepareForWrites()
   t.pass('no verdict when the list cannot be read')
+})
+
+t.test('the message_id index: the query reads only the IDs\' hash series, and rows become messages from their JSON', async (t) => {
+  const hashes = idHashesOf(['m-1', 'm-2'])
+  t.equal(buildFluxIndexQuery('events', 'event', hashes, T0, T0 + DAY), [
+    'from(bucket: "events")',
+    '  |> range(start: time(v: "2024-03-01T00:00:00.000Z"), stop: time(v: "2024-03-02T00:00:00.000Z"))',
+    '  |> filter(fn: (r) => r._measurement == "event_by_id" and r._field == "message")',
+    `  |> filter(fn: (r) => (r.id_hash == "${hashes[0]}" or r.id_hash == "${hashes[1]}"))`,
+    '  |> group()',
+    '  |> keep(columns: ["_time", "_value"])',
+    '  |> sort(columns: ["_time"])'
+  ].join('\n'))
+  t.equal(buildFluxIndexQuery('events', 'event', [], T0, T0 + DAY), undefined, 'no hash, no query')
+
+  const json = (message: Record<string, string>) => '"' + JSON.stringify(message).replaceAll('"', '""') + '"'
+  const influx = await standInInflux2(t, answerCsv(csv(
+    '#datatype,string,long,dateTime:RFC3339Nano,string',
+    '#group,false,false,false,false',
+    '#default,_result,,,',
+    ',result,table,_time,_value',
+    `,,0,2024-03-01T08:00:00.000000017Z,${json({ space_id: 's1', message_id: 'm-1', message_code: 'E1', message_category: 'alert', date_time: '2024-03-01T08:00:00.000Z', device_id: 'd1' })}`,
+    ',,0,2024-03-01T09:00:00Z,not json',
+    `,,0,2024-03-01T10:00:00Z,${json({ message_id: 'm-2', message_code: 'N7', message_category: 'notification', date_time: '2024-03-01T10:00:00.000Z', space_id: 's2' })}`,
+    ''
+  )))
+  const [rows] = await collect(new FluxBackend(settings(influx.url)).indexedEvents(hashes, T0, T0 + DAY))
+  t.equal(JSON.parse(influx.received[0]!.body).query, buildFluxIndexQuery('events', 'event', hashes, T0, T0 + DAY))
+  t.same(rows, [
+    { message: { message_id: 'm-1', message_code: 'E1', message_category: 'alert', date_time: '2024-03-01T08:00:00.000Z', device_id: 'd1', space_id: 's1' }, epochMs: Date.UTC(2024, 2, 1, 8) },
+    { message: { message_id: 'm-2', message_code: 'N7', message_category: 'notification', date_time: '2024-03-01T10:00:00.000Z', space_id: 's2' }, epochMs: Date.UTC(2024, 2, 1, 10) }
+  ], 'in wire field order; a value that is not an event is left out')
+  t.same(Object.keys(rows![0]!.message), ['message_id', 'message_code', 'message_category', 'date_time', 'device_id', 'space_id'])
+})
+
+t.test('an index point: tag id_hash, field message with the wire JSON, the event point\'s own time', async (t) => {
+  const message = { message_id: 'm "1"', message_code: 'E,1', message_category: 'alert' as const, date_time: '2024-03-01T00:00:00.005Z', device_id: 'd=1', space_id: 's\\' }
+  t.equal(toIndexLine('event', message, T0 + 5, 17),
+    `event_by_id,id_hash=${idHashOf('m "1"')} message="{\\"message_id\\":\\"m \\\\\\"1\\\\\\"\\",\\"message_code\\":\\"E,1\\",\\"message_category\\":\\"alert\\",\\"date_time\\":\\"2024-03-01T00:00:00.005Z\\",\\"device_id\\":\\"d=1\\",\\"space_id\\":\\"s\\\\\\\\\\"}" 1709251200005000017`)
+  t.match(idHashOf('anything'), /^[0-9a-f]{4}$/)
+  t.equal(idHashesOf(['a', 'a', 'b']).length, idHashOf('a') === idHashOf('b') ? 1 : 2, 'distinct hashes')
 })

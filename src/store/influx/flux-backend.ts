@@ -1,10 +1,11 @@
 import { InfluxDB, type FluxTableMetaData, type QueryApi, type Row } from '@influxdata/influxdb-client'
 import { EVENT_BATCH_SIZE, type EventQuery } from '../event-store.js'
 import { messageOf, parseStoredTime, type StoredPointValues } from './event-point.js'
-import { buildFluxBucketQuery, buildFluxEventQuery, buildFluxPointsQuery } from './flux-query.js'
+import { buildFluxBucketQuery, buildFluxEventQuery, buildFluxIndexQuery, buildFluxPointsQuery } from './flux-query.js'
 import type { ExistingPoint, InfluxBackend, TimedMessage } from './influx-backend.js'
 import type { FluxSettings } from './influx-settings.js'
 import { InfluxTransport, unavailable } from './influx-transport.js'
+import { indexedMessageOf } from './message-id-index.js'
 
 /** Writes above this many bytes go gzipped: InfluxDB 2.x is usually across a network (the client library's own threshold). */
 const GZIP_WRITES_ABOVE = 1000
@@ -36,6 +37,14 @@ export class FluxBackend implements InfluxBackend {
       const { epochMs } = parseStoredTime(cells('_time') ?? '')
       return { message: messageOf(pointValuesOf(cells), epochMs), epochMs }
     })
+  }
+
+  async * indexedEvents (idHashes: readonly string[], startMs: number, endMs: number): AsyncGenerator<TimedMessage[]> {
+    const flux = buildFluxIndexQuery(this.#settings.bucket, this.#settings.measurement, idHashes, startMs, endMs)
+    if (flux === undefined) return
+    for await (const rows of this.#select(flux, (cells) => ({ message: indexedMessageOf(cells('_value')), epochMs: parseStoredTime(cells('_time') ?? '').epochMs }))) {
+      yield rows.filter((row): row is TimedMessage => row.message !== undefined)
+    }
   }
 
   async * pointsBetween (startMs: number, endMs: number): AsyncGenerator<ExistingPoint[]> {

@@ -1,6 +1,7 @@
 import { flux, fluxDateTime, fluxExpression, fluxString } from '@influxdata/influxdb-client'
 import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../../time/rfc3339.js'
 import type { EventQuery } from '../event-store.js'
+import { indexMeasurementOf } from './message-id-index.js'
 import { MAX_PUSHED_ENTITIES } from './pushed-entities.js'
 import { encodeTagValue } from './tag-value.js'
 
@@ -76,6 +77,23 @@ export function buildFluxEventQuery (bucket: string, measurement: string, query:
   // dropped before the sort, which holds the whole answer in InfluxDB's memory.
   stages.push('group()', KEEP_POINT_COLUMNS, 'sort(columns: ["_time"])')
   return stages.join(PIPE)
+}
+
+/** The index points of some ID hashes in a window, one table in time order (message-id-index.ts). undefined when the window is empty. */
+export function buildFluxIndexQuery (bucket: string, measurement: string, idHashes: readonly string[], startMs: number, endMs: number): string | undefined {
+  const start = clampedTime(startMs)
+  const stop = clampedTime(endMs)
+  if (start >= stop || idHashes.length === 0) return undefined
+  const hashes = idHashes.map((hash) => flux`r.id_hash == ${fluxString(hash)}`.toString())
+  return [
+    flux`from(bucket: ${fluxString(bucket)})`.toString(),
+    flux`range(start: ${fluxDateTime(new Date(start).toISOString())}, stop: ${fluxDateTime(new Date(stop).toISOString())})`.toString(),
+    flux`filter(fn: (r) => r._measurement == ${fluxString(indexMeasurementOf(measurement))} and r._field == "message")`.toString(),
+    `filter(fn: (r) => ${anyOf(hashes)})`,
+    'group()',
+    'keep(columns: ["_time", "_value"])',
+    'sort(columns: ["_time"])'
+  ].join(PIPE)
 }
 
 /**

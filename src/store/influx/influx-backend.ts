@@ -23,6 +23,12 @@ export interface InfluxBackend {
   readonly dialect: 'influxql' | 'flux'
   /** Events in the window with the query's filters pushed down, ordered by time, streamed in batches. */
   queryEvents (query: EventQuery): AsyncIterable<TimedMessage[]>
+  /**
+   * The events of the message_id index (message-id-index.ts) whose ID hashes to one of
+   * `idHashes`, with startMs <= time < endMs, in time order: every event of those IDs, and others
+   * sharing their hashes.
+   */
+  indexedEvents (idHashes: readonly string[], startMs: number, endMs: number): AsyncIterable<TimedMessage[]>
   /** Every point with startMs <= time < endMs, with its exact sub-millisecond slot. */
   pointsBetween (startMs: number, endMs: number): AsyncIterable<ExistingPoint[]>
   /** Writes line-protocol lines; throws with InfluxDB's reason when any is refused. */

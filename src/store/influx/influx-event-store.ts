@@ -1,5 +1,6 @@
 import type { EventBatch, EventQuery, EventStore, StoreHealth } from '../event-store.js'
 import type { InfluxBackend } from './influx-backend.js'
+import { idHashesOf } from './message-id-index.js'
 import { orderWithinMilliseconds } from './order-within-milliseconds.js'
 import { isScan, ScanGate } from './scan-gate.js'
 
@@ -16,6 +17,8 @@ export class InfluxEventStore implements EventStore {
   }
 
   queryEvents (query: EventQuery): AsyncIterable<EventBatch> {
+    // message_ids: the index's few series of those IDs' hashes, not every point of the window.
+    if (query.messageIds !== undefined) return orderWithinMilliseconds(this.#backend.indexedEvents(idHashesOf(query.messageIds), query.startMs, query.endMs))
     const rows = isScan(query)
       ? this.#scans.pass(() => this.#backend.queryEvents(query))
       : this.#backend.queryEvents(query)

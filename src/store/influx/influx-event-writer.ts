@@ -1,9 +1,15 @@
-import { DAY_MS } from '../../time/rfc3339.js'
+import type { Message } from '../../../schemas/message.js'
+import { sameEvent } from '../../data/event-lines.js'
+import { DAY_MS, EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../../time/rfc3339.js'
 import type { EventWriter, IngestEvent, WriteOutcome } from '../event-writer.js'
 import { SLOTS_PER_MS, messageOf, seriesKeyOf, slotOf, toLineProtocol } from './event-point.js'
 import type { InfluxBackend } from './influx-backend.js'
+import { idHashesOf, toIndexLine } from './message-id-index.js'
 
 const WRITE_BATCH = 5000
+
+/** ID hashes per index lookup: one InfluxQL or Flux condition each. */
+const HASHES_PER_LOOKUP = 200
 
 /** The ingest's way into InfluxDB, in either dialect. */
 export class InfluxEventWriter implements EventWriter {
@@ -24,14 +30,36 @@ export class InfluxEventWriter implements EventWriter {
   }
 
   /**
-   * Writes events so that none overwrites another: for each day the batch touches, the points
-   * already stored are read; an event whose message_id is already stored at the same series and
-   * millisecond is unchanged; one whose message_id is stored as another event is refused; any
-   * other takes its message_id's slot, or the next free one when another ID holds it.
+   * Writes events so that none overwrites another and no message_id names two events:
+   *
+   * 1. Every ID of the batch is looked up in the message_id index across all time: one stored as
+   *    this very event is unchanged; one stored as another event (other fields, or another time,
+   *    even a millisecond apart) is refused.
+   * 2. For each day the others touch, the points already stored are read: an event already there
+   *    (stored before the index existed) is unchanged, and its index point is written; any other
+   *    takes its message_id's slot, or the next free one when another ID holds it.
+   *
+   * Event points are written before their index points: a write cut in between leaves events the
+   * next run finds in step 2 and indexes, never an index point without its event.
    */
   async writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
     const outcome: WriteOutcome = { written: 0, unchanged: 0, refused: [] }
-    const sorted = [...events].sort((a, b) => a.event.epochMs - b.event.epochMs)
+    const indexed = await this.#indexed(events.map(({ event }) => event.message.message_id))
+    const fresh: IngestEvent[] = []
+    for (const ingest of events) {
+      const { message } = ingest.event
+      const known = indexed.get(message.message_id)
+      if (known === undefined) {
+        fresh.push(ingest)
+        // A later line of this batch with the same ID is judged against this one.
+        indexed.set(message.message_id, message)
+      } else if (sameEvent(known, message)) {
+        outcome.unchanged++
+      } else {
+        outcome.refused.push({ line: ingest.line, reason: `message_id ${JSON.stringify(message.message_id)} is already stored for a different event` })
+      }
+    }
+    const sorted = fresh.sort((a, b) => a.event.epochMs - b.event.epochMs)
     let from = 0
     while (from < sorted.length) {
       const windowStart = sorted[from]!.event.epochMs
@@ -43,13 +71,28 @@ export class InfluxEventWriter implements EventWriter {
     return outcome
   }
 
+  /** What the index holds for these IDs, across all time. */
+  async #indexed (messageIds: readonly string[]): Promise<Map<string, Message>> {
+    const wanted = new Set(messageIds)
+    const found = new Map<string, Message>()
+    const hashes = idHashesOf(wanted)
+    for (let i = 0; i < hashes.length; i += HASHES_PER_LOOKUP) {
+      for await (const rows of this.#backend.indexedEvents(hashes.slice(i, i + HASHES_PER_LOOKUP), EVENT_TIME_MIN_MS, EVENT_TIME_MAX_MS)) {
+        for (const { message } of rows) {
+          if (wanted.has(message.message_id)) found.set(message.message_id, message)
+        }
+      }
+    }
+    return found
+  }
+
   async #writeWindow (events: readonly IngestEvent[], outcome: WriteOutcome): Promise<void> {
     const startMs = events[0]!.event.epochMs
     const endMs = events[events.length - 1]!.event.epochMs + 1
     /** series@ms -> slot -> message_id */
     const occupied = new Map<string, Map<number, string>>()
-    /** message_id -> series@ms where it is stored */
-    const stored = new Map<string, string>()
+    /** message_id -> where it is stored: series@ms and slot */
+    const stored = new Map<string, { key: string, slot: number }>()
     for await (const points of this.#backend.pointsBetween(startMs, endMs)) {
       for (const point of points) {
         const message = messageOf(point.values, point.epochMs)
@@ -57,16 +100,20 @@ export class InfluxEventWriter implements EventWriter {
         let slots = occupied.get(key)
         if (slots === undefined) occupied.set(key, slots = new Map())
         slots.set(point.slot, message.message_id)
-        stored.set(message.message_id, key)
+        stored.set(message.message_id, { key, slot: point.slot })
       }
     }
-    const lines: string[] = []
+    const eventLines: string[] = []
+    const indexLines: string[] = []
+    let repaired = 0
     for (const { event, line } of events) {
       const { message, epochMs } = event
       const key = seriesKeyOf(message) + '@' + epochMs
       const storedAt = stored.get(message.message_id)
-      if (storedAt === key) {
-        outcome.unchanged++
+      if (storedAt?.key === key) {
+        // Stored before the index existed: unchanged, and indexed now.
+        indexLines.push(toIndexLine(this.#measurement, message, epochMs, storedAt.slot))
+        repaired++
         continue
       }
       if (storedAt !== undefined) {
@@ -78,13 +125,16 @@ export class InfluxEventWriter implements EventWriter {
       let slot = slotOf(message.message_id)
       while (slots.has(slot)) slot = (slot + 1) % SLOTS_PER_MS
       slots.set(slot, message.message_id)
-      stored.set(message.message_id, key)
-      lines.push(toLineProtocol(this.#measurement, message, epochMs, slot))
+      stored.set(message.message_id, { key, slot })
+      eventLines.push(toLineProtocol(this.#measurement, message, epochMs, slot))
+      indexLines.push(toIndexLine(this.#measurement, message, epochMs, slot))
     }
-    for (let i = 0; i < lines.length; i += WRITE_BATCH) {
-      const chunk = lines.slice(i, i + WRITE_BATCH)
+    for (let i = 0; i < eventLines.length; i += WRITE_BATCH) {
+      const chunk = eventLines.slice(i, i + WRITE_BATCH)
       await this.#backend.write(chunk)
       outcome.written += chunk.length
     }
+    for (let i = 0; i < indexLines.length; i += WRITE_BATCH) await this.#backend.write(indexLines.slice(i, i + WRITE_BATCH))
+    outcome.unchanged += repaired
   }
 }

@@ -3,7 +3,8 @@ import { messageOf, parseStoredTime, type StoredPointValues } from './event-poin
 import type { ExistingPoint, InfluxBackend, TimedMessage } from './influx-backend.js'
 import type { InfluxQLSettings } from './influx-settings.js'
 import { InfluxTransport, unavailable } from './influx-transport.js'
-import { buildInfluxQLEventQuery, buildInfluxQLPointsQuery, influxqlIdentifier } from './influxql-query.js'
+import { buildInfluxQLEventQuery, buildInfluxQLIndexQuery, buildInfluxQLPointsQuery, influxqlIdentifier } from './influxql-query.js'
+import { indexedMessageOf } from './message-id-index.js'
 
 /**
  * Rows per chunk InfluxDB sends: each chunk is parsed in one go, so it bounds how long a large
@@ -48,6 +49,21 @@ export class InfluxQLBackend implements InfluxBackend {
         const epochMs = typeof time === 'number' ? time : parseStoredTime(time as string).epochMs
         return { message: messageOf(valuesOf(row, columns), epochMs), epochMs }
       })
+    })
+  }
+
+  async * indexedEvents (idHashes: readonly string[], startMs: number, endMs: number): AsyncGenerator<TimedMessage[]> {
+    if (idHashes.length === 0) return
+    yield * this.#select(influxQLIndexQueryForm(this.#settings.database, this.#settings.measurement, idHashes, startMs, endMs), (series) => {
+      const time = series.columns.indexOf('time')
+      const value = series.columns.indexOf('message')
+      const found: TimedMessage[] = []
+      for (const row of series.values) {
+        const message = indexedMessageOf(row[value] as string | undefined)
+        const at = row[time]
+        if (message !== undefined) found.push({ message, epochMs: typeof at === 'number' ? at : parseStoredTime(at as string).epochMs })
+      }
+      return found
     })
   }
 
@@ -119,6 +135,11 @@ function selectForm (database: string, statement: string, epoch: 'ms' | undefine
  */
 export function influxQLEventQueryForm (database: string, measurement: string, query: EventQuery): URLSearchParams {
   return selectForm(database, buildInfluxQLEventQuery(measurement, query), query.startMs >= 0 ? 'ms' : undefined)
+}
+
+/** The request behind a message_id index lookup, exactly as sent (the benchmark's store ceiling sends it too). */
+export function influxQLIndexQueryForm (database: string, measurement: string, idHashes: readonly string[], startMs: number, endMs: number): URLSearchParams {
+  return selectForm(database, buildInfluxQLIndexQuery(measurement, idHashes, startMs, endMs), startMs >= 0 ? 'ms' : undefined)
 }
 
 function * seriesOf (line: string): Generator<Series> {

@@ -1,5 +1,6 @@
 import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../../time/rfc3339.js'
 import type { EventQuery } from '../event-store.js'
+import { indexMeasurementOf } from './message-id-index.js'
 import { MAX_PUSHED_ENTITIES } from './pushed-entities.js'
 import { encodeTagValue } from './tag-value.js'
 
@@ -39,6 +40,12 @@ export function buildInfluxQLEventQuery (measurement: string, query: EventQuery)
   if (query.category !== undefined) conditions.push(`"message_category" = ${influxqlString(query.category)}`)
   if (query.messageCodes !== undefined) conditions.push(anyOf('message_code', query.messageCodes, encodeTagValue))
   return `SELECT ${COLUMNS} FROM ${influxqlIdentifier(measurement)} WHERE ${conditions.join(' AND ')} ORDER BY time ASC`
+}
+
+/** The index points of some ID hashes in a window, in time order (message-id-index.ts). */
+export function buildInfluxQLIndexQuery (measurement: string, idHashes: readonly string[], startMs: number, endMs: number): string {
+  const hashes = anyOf('id_hash', idHashes, asIs)
+  return `SELECT "message" FROM ${influxqlIdentifier(indexMeasurementOf(measurement))} WHERE time >= ${influxqlTime(startMs)} AND time < ${influxqlTime(endMs)} AND ${hashes} ORDER BY time ASC`
 }
 
 /** Every point in a window, for the writer's collision check. */

@@ -1,12 +1,12 @@
 import type { EventQuery } from '../event-store.js'
 
 /**
- * Whether InfluxDB must read every series of the window to answer: no device, space or code
- * narrows it (tags do; message_id is a field, read point by point). Such a scan costs InfluxDB
+ * Whether InfluxDB must read every series of the window to answer: no device, space, code or
+ * message_id narrows it (tags do, and message_ids go to the index). Such a scan costs InfluxDB
  * CPU in proportion to the window, however few events it finally returns.
  */
 export function isScan (query: EventQuery): boolean {
-  return query.entities === undefined && query.messageCodes === undefined
+  return query.entities === undefined && query.messageCodes === undefined && query.messageIds === undefined
 }
 
 /** How long a scan's reader may hold a batch before the scan gives its turn back. */
