@@ -19,8 +19,6 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     const range = dateRangeOf(request.query.start_date, request.query.end_date, Date.now())
     if (typeof range === 'string') return sendError(reply, range)
     const { query, errors } = buildEventQuery(request.query, range, fastify.entityRegistry)
-    // An answer depends on the clock and the token: no cache may keep it.
-    reply.cacheControl('no-store')
     const body = await renderEventsBody(fastify.events.query(query), errors, {
       // Logged whatever LOG_LEVEL hides of the request lines: the client got a 200 whose body
       // stops without its end, and the operator must learn why.

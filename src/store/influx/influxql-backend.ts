@@ -93,8 +93,44 @@ export class InfluxQLBackend implements InfluxBackend {
     this.#transport.close()
   }
 
-  /** Runs a SELECT with chunked results, yielding each series chunk, read by `rows`, as it arrives. */
+  /**
+   * Runs a SELECT with chunked results, yielding each series chunk, read by `rows`, as it arrives.
+   * A query given up on before its end (a timeout, a client gone) is also stopped in InfluxDB.
+   */
   async * #select<T> (form: URLSearchParams, rows: (series: Series) => T): AsyncGenerator<T> {
+    let complete = false
+    try {
+      yield * this.#read(form, rows)
+      complete = true
+    } finally {
+      // Not awaited: the reader has left; the kill goes on in the background, its failure swallowed.
+      if (!complete) this.#stopAbandoned(form.get('q') ?? '').catch(() => {})
+    }
+  }
+
+  /**
+   * Closing the connection does not always stop a query in InfluxDB 1.x: one still planning or
+   * reading its first points runs on, at full CPU, for as long as it takes. So the query is looked
+   * for among the running ones (SHOW QUERIES) and killed (KILL QUERY). Best effort: without the
+   * right to list queries, or with InfluxDB gone, nothing more can be done.
+   */
+  async #stopAbandoned (statement: string): Promise<void> {
+    try {
+      const shown = await this.#transport.exchange(formRequest(new URLSearchParams({ q: 'SHOW QUERIES' })))
+      if (shown.status !== 200) return
+      const series = (JSON.parse(shown.text) as QueryChunk).results?.[0]?.series?.[0]
+      if (series === undefined) return
+      const qid = series.columns.indexOf('qid')
+      const query = series.columns.indexOf('query')
+      const database = series.columns.indexOf('database')
+      for (const row of series.values) {
+        if (row[database] !== this.#settings.database || !sameStatement(String(row[query]), statement)) continue
+        await this.#transport.exchange(formRequest(new URLSearchParams({ q: `KILL QUERY ${Number(row[qid])}` })))
+      }
+    } catch {}
+  }
+
+  async * #read<T> (form: URLSearchParams, rows: (series: Series) => T): AsyncGenerator<T> {
     // Lines (one JSON chunk each) arrive in pieces: keep the pieces of the current line and
     // look for its end only in each new piece, so a long line costs linear time.
     let pieces: string[] = []
@@ -114,6 +150,15 @@ export class InfluxQLBackend implements InfluxBackend {
     const rest = pieces.join('')
     if (rest.trim() !== '') for (const series of seriesOf(rest)) yield rows(series)
   }
+}
+
+/**
+ * Whether SHOW QUERIES lists this statement: InfluxDB prints a running query again, with
+ * identifiers unquoted where they can be and literals as sent.
+ */
+export function sameStatement (shown: string, sent: string): boolean {
+  const bare = (text: string) => text.replaceAll('"', '').replace(/\s+/g, ' ').trim()
+  return bare(shown) === bare(sent)
 }
 
 /** A form POSTed to /query. */
