@@ -9,7 +9,7 @@ import { idHashesOf, toIndexLine } from './message-id-index.js'
 const WRITE_BATCH = 5000
 
 /** ID hashes per index lookup: one InfluxQL or Flux condition each. */
-const HASHES_PER_LOOKUP = 200
+const HASHES_PER_LOOKUP = 1000
 
 /** The ingest's way into InfluxDB, in either dialect. */
 export class InfluxEventWriter implements EventWriter {

@@ -17,12 +17,12 @@ export interface LoadProgress {
 /** Progress is reported every this many lines (a million-event file: ten reports). */
 export const PROGRESS_EVERY_LINES = 100_000
 
-export async function loadMemoryEventStore (file: string, onProgress?: (progress: LoadProgress) => void): Promise<MemoryEventStore> {
+export async function loadMemoryEventStore (file: string, onProgress?: (progress: LoadProgress) => void, progressEvery = PROGRESS_EVERY_LINES): Promise<MemoryEventStore> {
   const events = new Map<string, { event: StoredEvent, line: number }>()
   const started = performance.now()
   try {
     for await (const parsed of readEventLines(file)) {
-      if (parsed.line % PROGRESS_EVERY_LINES === 0) onProgress?.({ lines: parsed.line, seconds: (performance.now() - started) / 1000 })
+      if (parsed.line % progressEvery === 0) onProgress?.({ lines: parsed.line, seconds: (performance.now() - started) / 1000 })
       if ('problem' in parsed) throw new DataFileError(file, `line ${parsed.line}`, parsed.problem)
       const id = parsed.event.message.message_id
       const earlier = events.get(id)
