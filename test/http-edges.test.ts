@@ -188,3 +188,18 @@ t.test('the specifications answer cache is bounded by bytes', async (t) => {
   t.ok(catalog.cachedBytes > CACHE_LIMIT_BYTES / 2, 'and the cache is used')
   t.same(catalog.answer(undefined, ['fra', 'deu', 'nld', 'spa']).body, first.body, 'an evicted answer is made again, the same')
 })
+
+t.test('beyond MAX_CONNECTIONS a new connection is closed as it arrives; the open ones are served', async (t) => {
+  const config = testConfig()
+  const { port } = await listening(t, { limits: { ...config.limits, maxConnections: 1 } })
+  const first = connect(port, '127.0.0.1')
+  await once(first, 'connect')
+  t.teardown(() => first.destroy())
+  const refused = await exchange(port, (socket) => { socket.write(`GET ${EVENTS} HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH.authorization}\r\n\r\n`) })
+  t.equal(refused, '', 'the second connection is closed unanswered')
+  let answer = ''
+  first.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk })
+  first.write(`GET ${EVENTS} HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH.authorization}\r\nconnection: close\r\n\r\n`)
+  await once(first, 'close')
+  t.equal(statusAndBody(answer).status, 200, 'the first one is served')
+})
