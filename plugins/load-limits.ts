@@ -50,47 +50,64 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
 
   let inFlight = 0
 
+  /** Gives the connection's turn to the next request waiting on it, if any. */
+  const passTurn = (turns: ConnectionTurns | undefined) => {
+    if (turns === undefined) return
+    const next = turns.waiting.shift()
+    if (next === undefined) turns.busy = false
+    else next()
+  }
+
+  // The common path (no request waiting on the connection) allocates one closure and adds one
+  // listener: this runs on every request.
   fastify.addHook('onRequest', function oneAtATimePerConnection (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     const socket = request.raw.socket as TurnSocket | null
     let turns = socket?.[kTurns]
-    if (socket !== null && turns === undefined) socket[kTurns] = turns = { busy: false, waiting: [] }
-    let holdsTurn = false
-    let counted = false
-    let closed = false
-    const begin = () => {
-      holdsTurn = true
-      if (closed) return passTurn()
-      if (inFlight >= maxRequestsInFlight && request.routeOptions.config.public !== true) return refuse(reply)
-      inFlight++
-      counted = true
-      done()
-    }
-    const passTurn = () => {
-      if (turns === undefined) return
-      const next = turns.waiting.shift()
-      if (next === undefined) turns.busy = false
-      else next()
-    }
-    reply.raw.once('close', () => {
-      closed = true
-      if (counted) inFlight--
-      if (holdsTurn) {
-        passTurn()
-        return
-      }
-      // Still waiting when the connection died: it never starts.
-      const at = turns?.waiting.indexOf(begin) ?? -1
-      if (at !== -1) turns!.waiting.splice(at, 1)
-    })
+    if (turns === undefined && socket !== null) socket[kTurns] = turns = { busy: false, waiting: [] }
     if (turns === undefined || !turns.busy) {
       if (turns !== undefined) turns.busy = true
-      begin()
+      const counted = inFlight < maxRequestsInFlight || request.routeOptions.config.public === true
+      if (counted) inFlight++
+      reply.raw.on('close', () => {
+        if (counted) inFlight--
+        passTurn(turns)
+      })
+      if (counted) done()
+      else refuse(reply)
       return
     }
     if (turns.waiting.length >= maxPipelinedRequests) {
       refuse(reply)
       return
     }
+    // Pipelined behind an answer not yet finished: wait for the connection's turn.
+    let state: 'waiting' | 'counted' | 'refused' | 'closed' = 'waiting'
+    const begin = () => {
+      if (state === 'closed') {
+        passTurn(turns)
+        return
+      }
+      if (inFlight >= maxRequestsInFlight && request.routeOptions.config.public !== true) {
+        state = 'refused'
+        refuse(reply)
+        return
+      }
+      state = 'counted'
+      inFlight++
+      done()
+    }
+    reply.raw.on('close', () => {
+      const was = state
+      state = 'closed'
+      if (was === 'counted') inFlight--
+      if (was !== 'waiting') {
+        passTurn(turns)
+        return
+      }
+      // Still waiting when the connection died: it never starts.
+      const at = turns!.waiting.indexOf(begin)
+      if (at !== -1) turns!.waiting.splice(at, 1)
+    })
     turns.waiting.push(begin)
   })
 

@@ -1,6 +1,7 @@
 import type { EntitiesFile } from '../../schemas/entities.js'
 import type { ItemError } from '../../schemas/events.js'
 import type { Message } from '../../schemas/message.js'
+import { intern } from '../data/intern.js'
 import type { EntitySelection } from '../store/event-store.js'
 
 export interface EntityRequest {
@@ -22,8 +23,9 @@ export class EntityRegistry {
   readonly #tags = new Map<string, { deviceIds: readonly string[], spaceIds: readonly string[] }>()
 
   constructor (entities: EntitiesFile) {
-    for (const space of entities.spaces) this.#spaces.add(space.id)
-    for (const device of entities.devices) this.#deviceSpace.set(device.id, device.space_id)
+    // The same string objects as the events' (see intern.ts): lookups compare pointers.
+    for (const space of entities.spaces) this.#spaces.add(intern(space.id))
+    for (const device of entities.devices) this.#deviceSpace.set(intern(device.id), intern(device.space_id))
     for (const tag of entities.tags) this.#tags.set(tag.id, { deviceIds: tag.device_ids, spaceIds: tag.space_ids })
   }
 

@@ -1,5 +1,6 @@
 import type { Message } from '../../../schemas/message.js'
 import type { StoredEvent } from '../../data/event-lines.js'
+import { intern } from '../../data/intern.js'
 import { compareMessageIds } from '../event-order.js'
 import { EVENT_BATCH_SIZE, type EventBatch, type EventQuery, type EventStore, type StoreHealth } from '../event-store.js'
 import { encodeMessageList } from '../message-json.js'
@@ -35,14 +36,6 @@ export class MemoryEventStore implements EventStore {
    */
   constructor (events: Iterable<StoredEvent>) {
     const all: StoredEvent[] = []
-    // Millions of events name a few thousand entities and codes: one string each, not one per event.
-    const strings = new Map<string, string>()
-    const intern = (value: string) => {
-      const existing = strings.get(value)
-      if (existing !== undefined) return existing
-      strings.set(value, value)
-      return value
-    }
     for (const event of events) {
       const message = event.message
       message.message_code = intern(message.message_code)
