@@ -1,12 +1,13 @@
 import t from 'tap'
 import { once } from 'node:events'
-import { connect, createServer, type Socket } from 'node:net'
+import { connect, type Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { loadSpecificationCatalog } from '../src/specifications/load-specifications.js'
 import { CACHE_LIMIT_BYTES } from '../src/specifications/specification-catalog.js'
 import { demoDataDir } from '../src/project-root.js'
 import { join } from 'node:path'
 import { AUTH, build, OTHER_TOKEN, storeFromEnv, testConfig, TOKEN } from './helper.js'
+import { silentInfluxUrl } from './influx/influx-server.js'
 
 const EVENTS = '/svc/v2/events?start_date=2024-01-01T00:00:00Z'
 
@@ -153,14 +154,10 @@ t.test('pipelined requests on one connection run one at a time; beyond MAX_PIPEL
 
 t.test('beyond MAX_REQUESTS_IN_FLIGHT a request is refused at once with 503 and Retry-After', async (t) => {
   // A store that never answers keeps the first request in flight until INFLUX_TIMEOUT_MS.
-  const sockets: Socket[] = []
-  const silent = createServer((socket) => { sockets.push(socket) })
-  silent.listen(0, '127.0.0.1')
-  await once(silent, 'listening')
-  t.teardown(() => { for (const socket of sockets) socket.destroy(); silent.close() })
+  const url = await silentInfluxUrl(t)
   const config = testConfig()
   const app = await build(t, {
-    store: storeFromEnv({ STORE: 'influxdb', INFLUX_URL: `http://127.0.0.1:${(silent.address() as { port: number }).port}`, INFLUX_DATABASE: 'x', INFLUX_TIMEOUT_MS: '1000' }),
+    store: storeFromEnv({ STORE: 'influxdb', INFLUX_URL: url, INFLUX_DATABASE: 'x', INFLUX_TIMEOUT_MS: '1000' }),
     limits: { ...config.limits, maxRequestsInFlight: 1 }
   })
   const first = app.inject({ url: EVENTS, headers: AUTH })

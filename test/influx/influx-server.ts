@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve as resolvePath } from 'node:path'
 
@@ -146,4 +146,14 @@ export function influxTestEnv (server: InfluxServer, name: string, extra: Record
     INFLUX_MEASUREMENT: measurement,
     ...extra
   }
+}
+
+/** A stand-in for an InfluxDB that accepts connections and never answers; its URL. Closed when the test ends. */
+export async function silentInfluxUrl (t: { teardown (fn: () => unknown): void }): Promise<string> {
+  const sockets: Socket[] = []
+  const silent = createServer((socket) => { sockets.push(socket) })
+  silent.listen(0, '127.0.0.1')
+  await once(silent, 'listening')
+  t.teardown(() => { for (const socket of sockets) socket.destroy(); silent.close() })
+  return `http://127.0.0.1:${(silent.address() as { port: number }).port}`
 }

@@ -1,13 +1,12 @@
 import t from 'tap'
-import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
-import { connect, createServer, type Socket } from 'node:net'
+import { connect } from 'node:net'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { buildApp } from '../../src/app.js'
 import { AUTH, build, fixturesDir, storeFromEnv, testConfig } from '../helper.js'
 import { runIngest } from '../ingest-cli.js'
-import { influxSkipReason, influxTestEnv, testInfluxServer } from './influx-server.js'
+import { influxSkipReason, influxTestEnv, silentInfluxUrl, testInfluxServer } from './influx-server.js'
 
 const skip = influxSkipReason()
 const EVENTS = '/svc/v2/events?start_date=2024-01-01T00:00:00Z'
@@ -104,13 +103,8 @@ t.test('the provider starts while InfluxDB is down, and answers 503 until it is 
 })
 
 t.test('an InfluxDB that accepts connections but never answers: 503 once INFLUX_TIMEOUT_MS has passed', async (t) => {
-  const sockets: Socket[] = []
-  const silent = createServer((socket) => { sockets.push(socket) })
-  silent.listen(0, '127.0.0.1')
-  await once(silent, 'listening')
-  t.teardown(() => { for (const socket of sockets) socket.destroy(); silent.close() })
-  const { port } = silent.address() as { port: number }
-  const app = await build(t, { store: storeFromEnv({ STORE: 'influxdb', INFLUX_URL: `http://127.0.0.1:${port}`, INFLUX_DATABASE: 'x', INFLUX_TIMEOUT_MS: '300' }) })
+  const url = await silentInfluxUrl(t)
+  const app = await build(t, { store: storeFromEnv({ STORE: 'influxdb', INFLUX_URL: url, INFLUX_DATABASE: 'x', INFLUX_TIMEOUT_MS: '300' }) })
   const response = await app.inject({ url: EVENTS, headers: AUTH })
   t.equal(response.statusCode, 503)
   t.same(response.json(), { status: 503, message: 'service_unavailable' })
