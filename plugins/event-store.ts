@@ -1,5 +1,7 @@
 import fp from 'fastify-plugin'
+import type { StoredEvent } from '../src/data/event-lines.js'
 import type { EventBatch, EventQuery, StoreHealth } from '../src/store/event-store.js'
+import type { IngestEvent, WriteOutcome } from '../src/store/event-writer.js'
 import type { ConfiguredStore } from '../src/store/store-descriptor.js'
 import { keepStoreContract } from '../src/store/store-contract.js'
 
@@ -10,6 +12,10 @@ export interface ServedEvents {
   /** The events of a query, in batches, through keepStoreContract (src/store/store-contract.ts). */
   query (query: EventQuery): AsyncIterable<EventBatch>
   health (): Promise<StoreHealth>
+  /** Stores ingested events durably (EventStore.writeEvents). */
+  write (events: readonly IngestEvent[]): Promise<WriteOutcome>
+  /** Events another worker wrote into the same store, for a store each process keeps a copy of. */
+  takeWrittenElsewhere (events: readonly StoredEvent[]): void
 }
 
 declare module 'fastify' {
@@ -26,10 +32,12 @@ export interface EventStoreOptions {
 export default fp<EventStoreOptions>(async function eventStore (fastify, options) {
   const store = await options.store.open({ log: fastify.log })
   fastify.addHook('onClose', async () => { await store.close() })
-  const registry = fastify.entityRegistry
   fastify.decorate('events', {
     kind: store.kind,
-    query: (query: EventQuery) => keepStoreContract(store, query, registry),
-    health: () => store.health()
+    // The registry of the moment: it is swapped whole when its file is reloaded.
+    query: (query: EventQuery) => keepStoreContract(store, query, fastify.entityRegistry),
+    health: () => store.health(),
+    write: (events: readonly IngestEvent[]) => store.writeEvents(events),
+    takeWrittenElsewhere: (events: readonly StoredEvent[]) => store.takeWrittenElsewhere?.(events)
   })
 }, { name: 'event-store', dependencies: ['entity-registry'], fastify: '5.x' })

@@ -21,6 +21,7 @@ function storeYielding (batches: EventBatch[]): EventStore & { asked: number } {
       yield * batches
     },
     async health () { return { ready: true } },
+    async writeEvents () { throw new Error('not written to here') },
     async close () {}
   }
 }

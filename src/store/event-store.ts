@@ -1,4 +1,6 @@
 import type { Message, MessageCategory } from '../../schemas/message.js'
+import type { StoredEvent } from '../data/event-lines.js'
+import type { IngestEvent, WriteOutcome } from './event-writer.js'
 
 /** What the events endpoint asks a store, after every rule has been checked and every tag resolved. */
 export interface EventQuery {
@@ -57,6 +59,19 @@ export interface EventStore {
   readonly kind: string
   queryEvents (query: EventQuery): AsyncIterable<EventBatch>
   health (): Promise<StoreHealth>
+  /**
+   * Stores events an ingest accepted, one call at a time, as `npm run ingest` would: an ID
+   * already stored as this very event is unchanged, as another event refused. Resolves once
+   * every event it stored is durable and served by queryEvents; StoreUnavailableError when the
+   * store cannot take them (no event is then half-written).
+   */
+  writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome>
+  /**
+   * For a store each process keeps its own copy of (the memory store): events another process
+   * serving the same store has written, to serve from now on. Stores every process reads
+   * directly (InfluxDB) leave it out.
+   */
+  takeWrittenElsewhere? (events: readonly StoredEvent[]): void
   close (): Promise<void>
 }
 

@@ -18,6 +18,8 @@ export interface WriteOutcome {
   unchanged: number
   /** Events not stored, with why (a message_id already stored for a different event). */
   refused: IngestRefusal[]
+  /** The events stored by this call (`written` of them), for the live channels. */
+  stored: StoredEvent[]
 }
 
 /** What `npm run ingest` writes through; each store that can be ingested into implements it. */

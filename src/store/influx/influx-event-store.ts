@@ -1,5 +1,7 @@
 import type { EventBatch, EventQuery, EventStore, StoreHealth } from '../event-store.js'
+import type { IngestEvent, WriteOutcome } from '../event-writer.js'
 import type { InfluxBackend } from './influx-backend.js'
+import { InfluxEventWriter } from './influx-event-writer.js'
 import { idHashesOf } from './message-id-index.js'
 import { orderWithinMilliseconds } from './order-within-milliseconds.js'
 import { isScan, ScanGate } from './scan-gate.js'
@@ -9,11 +11,29 @@ export class InfluxEventStore implements EventStore {
   readonly kind: string
   readonly #backend: InfluxBackend
   readonly #scans: ScanGate
+  readonly #writer: InfluxEventWriter
+  #prepared = false
+  /** Writes one at a time: the index lookup and the write are one step (two batches with one new message_id). */
+  #writing: Promise<unknown> = Promise.resolve()
 
-  constructor (backend: InfluxBackend, maxScans: number) {
+  constructor (backend: InfluxBackend, maxScans: number, measurement: string) {
     this.#backend = backend
     this.#scans = new ScanGate(maxScans)
     this.kind = `influxdb (${backend.dialect})`
+    this.#writer = new InfluxEventWriter(backend, measurement)
+  }
+
+  /** As `npm run ingest` writes (InfluxEventWriter); resolves once InfluxDB acknowledged every point. */
+  writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
+    const written = this.#writing.then(async () => {
+      if (!this.#prepared) {
+        await this.#writer.prepareForWrites()
+        this.#prepared = true
+      }
+      return await this.#writer.writeEvents(events)
+    })
+    this.#writing = written.catch(() => {})
+    return written
   }
 
   queryEvents (query: EventQuery): AsyncIterable<EventBatch> {

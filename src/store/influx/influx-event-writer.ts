@@ -43,7 +43,7 @@ export class InfluxEventWriter implements EventWriter {
    * next run finds in step 2 and indexes, never an index point without its event.
    */
   async writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
-    const outcome: WriteOutcome = { written: 0, unchanged: 0, refused: [] }
+    const outcome: WriteOutcome = { written: 0, unchanged: 0, refused: [], stored: [] }
     const indexed = await this.#indexed(events.map(({ event }) => event.message.message_id))
     const fresh: IngestEvent[] = []
     for (const ingest of events) {
@@ -105,6 +105,7 @@ export class InfluxEventWriter implements EventWriter {
     }
     const eventLines: string[] = []
     const indexLines: string[] = []
+    const written: IngestEvent[] = []
     let repaired = 0
     for (const { event, line } of events) {
       const { message, epochMs } = event
@@ -126,6 +127,7 @@ export class InfluxEventWriter implements EventWriter {
       while (slots.has(slot)) slot = (slot + 1) % SLOTS_PER_MS
       slots.set(slot, message.message_id)
       stored.set(message.message_id, { key, slot })
+      written.push({ event, line })
       eventLines.push(toLineProtocol(this.#measurement, message, epochMs, slot))
       indexLines.push(toIndexLine(this.#measurement, message, epochMs, slot))
     }
@@ -133,6 +135,7 @@ export class InfluxEventWriter implements EventWriter {
       const chunk = eventLines.slice(i, i + WRITE_BATCH)
       await this.#backend.write(chunk)
       outcome.written += chunk.length
+      for (const { event } of written.slice(i, i + WRITE_BATCH)) outcome.stored.push(event)
     }
     for (let i = 0; i < indexLines.length; i += WRITE_BATCH) await this.#backend.write(indexLines.slice(i, i + WRITE_BATCH))
     outcome.unchanged += repaired

@@ -36,5 +36,5 @@ export async function loadMemoryEventStore (file: string, onProgress?: (progress
     if (error instanceof DataFileError) throw error
     throw new DataFileError(file, 'cannot be read', (error as Error).message)
   }
-  return new MemoryEventStore([...events.values()].map(({ event }) => event))
+  return new MemoryEventStore([...events.values()].map(({ event }) => event), file)
 }

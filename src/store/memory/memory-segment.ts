@@ -2,7 +2,7 @@ import type { Message } from '../../../schemas/message.js'
 import type { StoredEvent } from '../../data/event-lines.js'
 import { intern } from '../../data/intern.js'
 import { compareMessageIds } from '../event-order.js'
-import { EVENT_BATCH_SIZE, type EventBatch, type EventQuery, type EventStore, type StoreHealth } from '../event-store.js'
+import { EVENT_BATCH_SIZE, type EventBatch, type EventQuery } from '../event-store.js'
 import { encodeMessageList } from '../message-json.js'
 import { matchesExclusiveFilter, matchesFilters } from '../store-contract.js'
 
@@ -13,14 +13,15 @@ function byTimeThenId (a: StoredEvent, b: StoredEvent): number {
 }
 
 /**
- * The embedded store: every event in memory, in date_time then message_id order, with its time in
- * a flat array for binary search, and indexes by device and by space (a device's events are also
- * indexed under the space they happened in) and by message_id. The indexes hold positions in that
- * order, not objects: typed arrays outside the V8 heap, and one order to merge them by. The heap
- * holds little more than the messages, since every young-generation GC walks its pages.
+ * An immutable part of the memory store (memory-event-store.ts): events in date_time then
+ * message_id order, with their time in a flat array for binary search, and indexes by device and
+ * by space (a device's events are also indexed under the space they happened in) and by
+ * message_id. The indexes hold positions in that order, not objects: typed arrays outside the V8
+ * heap, and one order to merge them by. The heap holds little more than the messages, since every
+ * young-generation GC walks its pages. The events loaded at start-up are one segment; each
+ * ingest adds a small one.
  */
-export class MemoryEventStore implements EventStore {
-  readonly kind = 'memory'
+export class MemorySegment {
   readonly #messages: Message[]
   readonly #times: Float64Array
   /** Every message's wire JSON, in one buffer, handed over with the answers. */
@@ -72,11 +73,26 @@ export class MemoryEventStore implements EventStore {
     return this.#messages.length
   }
 
+  /** The time of its first and last event. */
+  get firstMs (): number { return this.#times[0] ?? Number.POSITIVE_INFINITY }
+  get lastMs (): number { return this.#times[this.#times.length - 1] ?? Number.NEGATIVE_INFINITY }
+
+  /** The event stored with this message_id, if any. */
+  messageWithId (messageId: string): Message | undefined {
+    const position = this.#byMessageId.get(messageId)
+    return position === undefined ? undefined : this.#messages[position]
+  }
+
+  /** Its events again, to build a merged segment from. */
+  storedEvents (): StoredEvent[] {
+    return this.#messages.map((message, position) => ({ message, epochMs: this.#times[position]! }))
+  }
+
   /**
    * Everything is pushed down: the indexes choose the candidates, the filters run here, on what
    * the chosen index does not already guarantee.
    */
-  async * queryEvents (query: EventQuery): AsyncGenerator<EventBatch> {
+  * batches (query: EventQuery): Generator<EventBatch> {
     const bytes = this.#json
     const offsets = this.#jsonOffsets
     const { positions: candidates, ofSelectedEntities } = this.#candidates(query)
@@ -98,12 +114,6 @@ export class MemoryEventStore implements EventStore {
     }
     if (messages.length > 0) yield { messages, encoded: { bytes, offsets, positions } }
   }
-
-  async health (): Promise<StoreHealth> {
-    return { ready: true }
-  }
-
-  async close (): Promise<void> {}
 
   /** The first position whose time is >= ms. */
   #lowerBound (ms: number): number {

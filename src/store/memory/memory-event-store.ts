@@ -1,0 +1,195 @@
+import type { Message } from '../../../schemas/message.js'
+import { sameEvent, type StoredEvent } from '../../data/event-lines.js'
+import { compareMessageIds } from '../event-order.js'
+import { EVENT_BATCH_SIZE, type EventBatch, type EventQuery, type EventStore, type StoreHealth } from '../event-store.js'
+import type { IngestEvent, WriteOutcome } from '../event-writer.js'
+import { EventsFileAppender } from './events-file-appender.js'
+import { MemorySegment } from './memory-segment.js'
+
+/**
+ * Segments up to this many events are merged as ingests add them (two of similar size at a
+ * time), so a stream of small ingests leaves few segments to merge per answer; larger ones are
+ * left alone, since building a segment blocks the event loop (about 2 µs an event: 16,384 events
+ * are some 30 ms).
+ */
+const MERGE_LIMIT = 16_384
+
+/**
+ * The embedded store: every event in memory, in immutable segments (memory-segment.ts). The
+ * events of EVENTS_FILE are the first; each ingest appends its new events to the file (flushed to
+ * disk before it answers) and adds them as a new segment, merged with its recent neighbours.
+ * An answer reads the segments that overlap its window, merging them in answer order.
+ */
+export class MemoryEventStore implements EventStore {
+  readonly kind = 'memory'
+  readonly #segments: MemorySegment[] = []
+  readonly #appender: EventsFileAppender | undefined
+  /** The events added after the first segment, by message_id (one lookup whatever the segments). */
+  readonly #added = new Map<string, Message>()
+  /** Segments are built from this one on (the first, loaded one, is never rebuilt). */
+  #firstMergeable = 1
+  /** Writes one at a time: the check of message_ids and the append are one step. */
+  #writing: Promise<unknown> = Promise.resolve()
+
+  /**
+   * Every event is kept, also those of entities the registry does not list (yet): which entities
+   * are served is decided per answer, above the store (store-contract.ts). `file` is where
+   * ingested events are appended; without one the store takes no writes.
+   */
+  constructor (events: Iterable<StoredEvent>, file?: string) {
+    this.#segments.push(new MemorySegment(events))
+    this.#appender = file === undefined ? undefined : new EventsFileAppender(file)
+  }
+
+  get size (): number {
+    return this.#segments.reduce((sum, segment) => sum + segment.size, 0)
+  }
+
+  /** Segments in use (for tests of the merging). */
+  get segmentCount (): number {
+    return this.#segments.length
+  }
+
+  queryEvents (query: EventQuery): AsyncIterable<EventBatch> {
+    const overlapping = this.#segments.filter((segment) => segment.firstMs < query.endMs && segment.lastMs >= query.startMs)
+    if (overlapping.length <= 1) return asAsync((overlapping[0] ?? this.#segments[0]!).batches(query))
+    return asAsync(mergeBatches(overlapping.map((segment) => segment.batches(query))))
+  }
+
+  async health (): Promise<StoreHealth> {
+    return { ready: true }
+  }
+
+  async close (): Promise<void> {
+    await this.#writing.catch(() => {})
+    await this.#appender?.close()
+  }
+
+  /**
+   * Ingests events: an ID already stored as this very event is unchanged, as another event
+   * refused; the others are appended to EVENTS_FILE (on disk before this resolves), then served.
+   */
+  writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
+    const written = this.#writing.then(() => this.#write(events))
+    this.#writing = written.catch(() => {})
+    return written
+  }
+
+  /** Events another process has already appended to the same file (cluster workers): served from now on. */
+  takeWrittenElsewhere (events: readonly StoredEvent[]): void {
+    const fresh = events.filter(({ message }) => this.#stored(message.message_id) === undefined)
+    if (fresh.length > 0) this.#add(fresh)
+  }
+
+  async #write (events: readonly IngestEvent[]): Promise<WriteOutcome> {
+    if (this.#appender === undefined) throw new Error('this memory store has no events file to write to')
+    const outcome: WriteOutcome = { written: 0, unchanged: 0, refused: [], stored: [] }
+    const batch = new Map<string, Message>()
+    let text = ''
+    for (const { event, line } of events) {
+      const { message } = event
+      const known = batch.get(message.message_id) ?? this.#stored(message.message_id)
+      if (known === undefined) {
+        batch.set(message.message_id, message)
+        outcome.stored.push(event)
+        text += JSON.stringify(message) + '\n'
+      } else if (sameEvent(known, message)) {
+        outcome.unchanged++
+      } else {
+        outcome.refused.push({ line, reason: `message_id ${JSON.stringify(message.message_id)} is already stored for a different event` })
+      }
+    }
+    await this.#appender.append(text)
+    outcome.written = outcome.stored.length
+    if (outcome.stored.length > 0) this.#add(outcome.stored)
+    return outcome
+  }
+
+  #stored (messageId: string): Message | undefined {
+    return this.#segments[0]!.messageWithId(messageId) ?? this.#added.get(messageId)
+  }
+
+  /** A new segment, merged with the last ones while they are of similar size (and small). */
+  #add (events: readonly StoredEvent[]): void {
+    for (const { message } of events) this.#added.set(message.message_id, message)
+    const segments = this.#segments
+    let segment = new MemorySegment(events)
+    while (segments.length > this.#firstMergeable) {
+      const last = segments[segments.length - 1]!
+      if (last.size > 2 * segment.size || last.size + segment.size > MERGE_LIMIT) break
+      segments.pop()
+      segment = new MemorySegment([...last.storedEvents(), ...segment.storedEvents()])
+    }
+    segments.push(segment)
+  }
+}
+
+async function * asAsync (batches: Iterable<EventBatch>): AsyncGenerator<EventBatch> {
+  yield * batches
+}
+
+/** One segment's answer, read event by event. */
+interface SegmentCursor {
+  batches: Iterator<EventBatch>
+  batch: EventBatch | undefined
+  index: number
+}
+
+function advance (cursor: SegmentCursor): boolean {
+  cursor.index++
+  while (cursor.batch === undefined || cursor.index >= cursor.batch.messages.length) {
+    const next = cursor.batches.next()
+    if (next.done === true) {
+      cursor.batch = undefined
+      return false
+    }
+    cursor.batch = next.value
+    cursor.index = 0
+  }
+  return true
+}
+
+function comesBefore (a: Message, b: Message): boolean {
+  return a.date_time < b.date_time || (a.date_time === b.date_time && compareMessageIds(a.message_id, b.message_id) < 0)
+}
+
+/**
+ * The segments' answers merged in answer order. A batch carries one segment's encoded JSON, so a
+ * batch ends where the next event comes from another segment; segments that follow each other in
+ * time (the usual case: ingests bring recent events) still give full batches.
+ */
+function * mergeBatches (answers: Array<Iterator<EventBatch>>): Generator<EventBatch> {
+  const cursors: SegmentCursor[] = []
+  for (const batches of answers) {
+    const cursor: SegmentCursor = { batches, batch: undefined, index: -1 }
+    if (advance(cursor)) cursors.push(cursor)
+  }
+  let from: SegmentCursor | undefined
+  let messages: Message[] = []
+  let positions: number[] = []
+  let bytes: Buffer | undefined
+  let offsets: Uint32Array | undefined
+  const flush = (): EventBatch => {
+    const batch: EventBatch = { messages, encoded: bytes === undefined ? undefined : { bytes, offsets: offsets!, positions } }
+    messages = []
+    positions = []
+    return batch
+  }
+  while (cursors.length > 0) {
+    let best = 0
+    for (let i = 1; i < cursors.length; i++) {
+      const candidate = cursors[i]!
+      if (comesBefore(candidate.batch!.messages[candidate.index]!, cursors[best]!.batch!.messages[cursors[best]!.index]!)) best = i
+    }
+    const cursor = cursors[best]!
+    const batch = cursor.batch!
+    if ((cursor !== from || messages.length === EVENT_BATCH_SIZE) && messages.length > 0) yield flush()
+    from = cursor
+    bytes = batch.encoded?.bytes
+    offsets = batch.encoded?.offsets
+    messages.push(batch.messages[cursor.index]!)
+    if (batch.encoded !== undefined) positions.push(batch.encoded.positions[cursor.index]!)
+    if (!advance(cursor)) cursors.splice(best, 1)
+  }
+  if (messages.length > 0) yield flush()
+}

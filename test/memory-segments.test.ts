@@ -1,0 +1,57 @@
+import t from 'tap'
+import { join } from 'node:path'
+import { writeFileSync } from 'node:fs'
+import type { Message } from '../schemas/message.js'
+import type { StoredEvent } from '../src/data/event-lines.js'
+import type { EventBatch } from '../src/store/event-store.js'
+import { MemoryEventStore } from '../src/store/memory/memory-event-store.js'
+import { encodeMessage } from '../src/store/message-json.js'
+
+const T0 = Date.UTC(2025, 0, 1)
+const stored = (id: string, ms: number, device = 'd1'): StoredEvent => ({
+  epochMs: T0 + ms,
+  message: { message_id: id, message_code: 'C', message_category: 'alert', date_time: new Date(T0 + ms).toISOString(), device_id: device, space_id: 's1' }
+})
+
+async function answer (store: MemoryEventStore, query = { startMs: T0, endMs: T0 + 10_000_000, entities: undefined }): Promise<{ ids: string[], json: string[], batches: EventBatch[] }> {
+  const batches: EventBatch[] = []
+  for await (const batch of store.queryEvents(query)) batches.push(batch)
+  const messages = batches.flatMap((batch) => batch.messages as Message[])
+  const json = batches.flatMap((batch) => batch.messages.map((message, i) => batch.encoded === undefined
+    ? encodeMessage(message)
+    : batch.encoded.bytes.toString('utf8', batch.encoded.offsets[batch.encoded.positions[i]!], batch.encoded.offsets[batch.encoded.positions[i]! + 1])))
+  return { ids: messages.map((message) => message.message_id), json, batches }
+}
+
+t.test('ingested events are served merged with the loaded ones, in order, with their own JSON', async (t) => {
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const store = new MemoryEventStore([stored('a', 0), stored('c', 2000), stored('e', 4000)], file)
+  const outcome = await store.writeEvents([stored('b', 1000), stored('d', 3000), stored('f', 5000), stored('c2', 2000)].map((event, i) => ({ event, line: i + 1 })))
+  t.equal(outcome.written, 4)
+  t.same(outcome.stored.map((event) => event.message.message_id), ['b', 'd', 'f', 'c2'])
+  const { ids, json } = await answer(store)
+  t.same(ids, ['a', 'b', 'c', 'c2', 'd', 'e', 'f'])
+  t.same(json, ids.map((id) => json.find((text) => text.includes(`"${id}"`))), 'each event its own bytes')
+  t.same(json.map((text) => JSON.parse(text).message_id), ids)
+})
+
+t.test('many small ingests merge into few segments, and answers stay whole and ordered', async (t) => {
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const store = new MemoryEventStore([stored('base', 0)], file)
+  for (let i = 0; i < 200; i++) await store.writeEvents([{ event: stored(`n${String(i).padStart(3, '0')}`, 1000 + i), line: 1 }])
+  t.ok(store.segmentCount <= 10, `${store.segmentCount} segments for 201 ingests`)
+  const { ids } = await answer(store)
+  t.equal(ids.length, 201)
+  t.same(ids, [...ids].sort((a, b) => a === 'base' ? -1 : b === 'base' ? 1 : a < b ? -1 : 1))
+  const device = await answer(store, { startMs: T0 + 1050, endMs: T0 + 1060, entities: { deviceIds: new Set(['d1']), spaceIds: new Set() } } as never)
+  t.same(device.ids, Array.from({ length: 10 }, (_, i) => `n0${50 + i}`), 'the indexes of every segment')
+})
+
+t.test('events another worker wrote are taken in once', async (t) => {
+  const store = new MemoryEventStore([stored('a', 0)])
+  store.takeWrittenElsewhere([stored('b', 1000), stored('a', 0)])
+  store.takeWrittenElsewhere([stored('b', 1000)])
+  t.same((await answer(store)).ids, ['a', 'b'])
+})
