@@ -10,6 +10,14 @@ export const ErrorCode = {
   invalid_start_date: 403,
   invalid_end_date: 403,
   not_implemented: 204,
+  /** A valid token without the right this route needs (a consumer token posting events, an ingest token reading them). */
+  forbidden: 403,
+  /** An ingest body that is neither NDJSON nor a JSON array at all. */
+  invalid_body: 400,
+  /** An ingest body over INGEST_MAX_BYTES. */
+  payload_too_large: 413,
+  /** An ingest body of another type than application/x-ndjson or application/json. */
+  unsupported_media_type: 415,
   not_found: 404,
   /** HTTP the server cannot read (a malformed request line or header). */
   bad_request: 400,
