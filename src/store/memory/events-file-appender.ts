@@ -1,10 +1,12 @@
 import { open, type FileHandle } from 'node:fs/promises'
+import { StoreUnavailableError } from '../event-store.js'
 
 /**
  * Appends lines to EVENTS_FILE, the memory store's durable form: each append is one write of
  * whole lines, flushed to the disk (fdatasync) before it resolves, so an event acknowledged is
  * an event that survives a crash. A file that ends without a line break (written by hand, or by
- * another tool) gets one before the first append.
+ * another tool) gets one before the first append. An append that fails (a full disk, say) is
+ * cut back off the file, so no half line stays in it, and is StoreUnavailableError (503).
  */
 export class EventsFileAppender {
   readonly #file: string
@@ -18,11 +20,29 @@ export class EventsFileAppender {
   /** Appends the text (whole lines, each ending in a line break) and waits until it is on disk. */
   async append (text: string): Promise<void> {
     if (text === '') return
-    const handle = this.#handle ?? await this.#open()
-    const { bytesWritten } = await handle.write(this.#endsMidLine ? '\n' + text : text)
-    if (bytesWritten < Buffer.byteLength(text)) throw new Error(`${this.#file}: a short write (${bytesWritten} bytes)`)
+    let handle: FileHandle
+    try {
+      handle = this.#handle ?? await this.#open()
+    } catch (error) {
+      throw new StoreUnavailableError(`cannot open ${this.#file} to append: ${(error as Error).message}`, { cause: error })
+    }
+    const bytes = Buffer.from(this.#endsMidLine ? '\n' + text : text)
+    let size: number
+    try {
+      // Other processes append to the file too (cluster workers, one at a time): its size now.
+      size = (await handle.stat()).size
+    } catch (error) {
+      throw new StoreUnavailableError(`cannot append to ${this.#file}: ${(error as Error).message}`, { cause: error })
+    }
+    try {
+      let written = 0
+      while (written < bytes.length) written += (await handle.write(bytes, written, bytes.length - written)).bytesWritten
+      await handle.datasync()
+    } catch (error) {
+      await handle.truncate(size).catch(() => {})
+      throw new StoreUnavailableError(`cannot append to ${this.#file}: ${(error as Error).message}`, { cause: error })
+    }
     this.#endsMidLine = false
-    await handle.datasync()
   }
 
   async close (): Promise<void> {
