@@ -15,6 +15,23 @@ export const CommonEnvironment = Type.Object({
     'a comma separated list of bearer tokens (each of letters, digits and -._~+/, optionally ending in =)',
     '^\\s*[A-Za-z0-9\\-._~+/]+=*\\s*(,\\s*[A-Za-z0-9\\-._~+/]+=*\\s*)*$'
   ),
+  INGEST_TOKENS: text(
+    'a comma separated list of bearer tokens allowed to post events (each of letters, digits and -._~+/, optionally ending in =)',
+    '^\\s*[A-Za-z0-9\\-._~+/]+=*\\s*(,\\s*[A-Za-z0-9\\-._~+/]+=*\\s*)*$'
+  ),
+  INGEST_MAX_BYTES: text('a size in bytes from 1024 to 1073741824', '^[1-9]\\d{3,9}$'),
+  STREAM_RETENTION: text(
+    'how long and how many accepted events the stream keeps for resuming: a duration (like 24h, 90m, 3600s, 2d), a number of events, or both separated by a comma',
+    '^\\s*(\\d+(ms|s|m|h|d)|\\d+)\\s*(,\\s*(\\d+(ms|s|m|h|d)|\\d+)\\s*)?$'
+  ),
+  STREAM_HEARTBEAT_MS: text('a time in milliseconds from 100 to 3600000', '^([1-9]\\d{2,5}|[1-2]\\d{6}|3[0-5]\\d{5}|3600000)$'),
+  STREAM_MAX_CLIENTS: text('a number of streams from 0 to 1000000', '^(\\d{1,6}|1000000)$'),
+  STREAM_MAX_BUFFER_BYTES: text('a size in bytes from 1024 to 1073741824', '^[1-9]\\d{3,9}$'),
+  MQTT_URL: text('an mqtt:// or mqtts:// URL of an MQTT broker', '^mqtts?://\\S+$'),
+  MQTT_USERNAME: text('a user name for the MQTT broker'),
+  MQTT_PASSWORD: text('a password for the MQTT broker'),
+  MQTT_TOPIC_PREFIX: text('a topic prefix without wildcards, like svc/v2/events', '^[^+#\\u0000]*[^/+#\\u0000]$'),
+  MQTT_QUEUE_MAX: text('a number of events from 1 to 100000000', '^[1-9]\\d{0,8}$'),
   ENTITIES_FILE: text('the path of a JSON entities file', '\\S'),
   SPECIFICATIONS_FILE: text('the path of a JSON specifications file, or none', '\\S'),
   REQUEST_TIMEOUT_MS: text('a time in milliseconds from 100 to 600000', '^([1-9]\\d{2,4}|[1-5]\\d{5}|600000)$'),

@@ -20,6 +20,15 @@ export interface Config {
   apiTokens: string[]
   /** True when no API_TOKENS was given and a random one was made for this run. */
   generatedToken: boolean
+  /** Bearer tokens that may post events to /ingest/events (and only that). */
+  ingestTokens: string[]
+  /** True when no INGEST_TOKENS was given and a random one was made for this run. */
+  generatedIngestToken: boolean
+  /** The largest ingest body accepted (413 payload_too_large beyond). */
+  ingestMaxBytes: number
+  stream: StreamSettings
+  /** undefined without MQTT_URL: no MQTT, the in-process bus. */
+  mqtt: MqttSettings | undefined
   /** The store STORE chose, with its settings read. */
   store: ConfiguredStore
   entitiesFile: string
@@ -43,6 +52,27 @@ export interface Limits {
   maxEventLoopDelayMs: number
   /** What Retry-After says on a 503. */
   retryAfterSeconds: number
+}
+
+/** The live stream's bounds (README, "Push over Server-Sent Events"). */
+export interface StreamSettings {
+  /** Accepted events kept for resuming with Last-Event-ID: at most this many ... */
+  retentionEvents: number
+  /** ... and none older than this. */
+  retentionMs: number
+  heartbeatMs: number
+  maxClients: number
+  /** A subscriber whose unsent data passes this is disconnected. */
+  maxBufferBytes: number
+}
+
+export interface MqttSettings {
+  url: string
+  username: string | undefined
+  password: string | undefined
+  topicPrefix: string
+  /** Events waiting for the broker beyond this: the oldest are dropped (logged, counted). */
+  queueMax: number
 }
 
 /** Every variable the provider reads: the common ones, STORE, and every store's own. */
@@ -83,6 +113,26 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     host: common.HOST ?? '0.0.0.0',
     apiTokens,
     generatedToken: common.API_TOKENS === undefined,
+    ingestTokens: common.INGEST_TOKENS === undefined
+      ? [randomBytes(24).toString('base64url')]
+      : [...new Set(common.INGEST_TOKENS.split(',').map((token) => token.trim()))],
+    generatedIngestToken: common.INGEST_TOKENS === undefined,
+    ingestMaxBytes: Number(common.INGEST_MAX_BYTES ?? 16 * 1024 * 1024),
+    stream: {
+      ...streamRetention(common.STREAM_RETENTION ?? '24h,1000000'),
+      heartbeatMs: Number(common.STREAM_HEARTBEAT_MS ?? 15_000),
+      maxClients: Number(common.STREAM_MAX_CLIENTS ?? 10_000),
+      maxBufferBytes: Number(common.STREAM_MAX_BUFFER_BYTES ?? 1024 * 1024)
+    },
+    mqtt: common.MQTT_URL === undefined
+      ? undefined
+      : {
+          url: common.MQTT_URL,
+          username: common.MQTT_USERNAME,
+          password: common.MQTT_PASSWORD,
+          topicPrefix: common.MQTT_TOPIC_PREFIX ?? 'svc/v2/events',
+          queueMax: Number(common.MQTT_QUEUE_MAX ?? 100_000)
+        },
     store: chooseStore(values),
     entitiesFile: common.ENTITIES_FILE ?? join(demoDataDir, 'entities.json'),
     specificationsFile: common.SPECIFICATIONS_FILE === 'none'
@@ -100,6 +150,20 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       retryAfterSeconds: 5
     }
   }
+}
+
+const DURATION_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** STREAM_RETENTION's duration and count, each unbounded when not given. */
+function streamRetention (text: string): { retentionEvents: number, retentionMs: number } {
+  let retentionEvents = Number.POSITIVE_INFINITY
+  let retentionMs = Number.POSITIVE_INFINITY
+  for (const part of text.split(',').map((item) => item.trim())) {
+    const match = /^(\d+)(ms|s|m|h|d)?$/.exec(part)!
+    if (match[2] === undefined) retentionEvents = Number(match[1])
+    else retentionMs = Number(match[1]) * DURATION_MS[match[2]]!
+  }
+  return { retentionEvents, retentionMs }
 }
 
 /** The store STORE names (the first in the table by default), configured from its own variables. */

@@ -10,11 +10,15 @@ export const fixturesDir = join(projectRoot, 'test', 'fixtures')
 export const TOKEN = 'test-token-1'
 export const OTHER_TOKEN = 'test-token-2'
 export const AUTH = { authorization: `Bearer ${TOKEN}` }
+export const INGEST_TOKEN = 'test-ingest-token'
+export const INGEST_AUTH = { authorization: `Bearer ${INGEST_TOKEN}` }
 
 /** The store a user would get with these variables (STORE and the store's own). */
 export function storeFromEnv (env: Record<string, string>): ConfiguredStore {
   return loadConfig(env).store
 }
+
+const defaults = loadConfig({})
 
 /** The test configuration; `eventsFile` is the memory store's EVENTS_FILE (the fixtures by default). */
 export function testConfig ({ eventsFile, ...overrides }: Partial<Config> & { eventsFile?: string } = {}): Config {
@@ -23,12 +27,17 @@ export function testConfig ({ eventsFile, ...overrides }: Partial<Config> & { ev
     host: '127.0.0.1',
     apiTokens: [TOKEN, OTHER_TOKEN],
     generatedToken: false,
+    ingestTokens: [INGEST_TOKEN],
+    generatedIngestToken: false,
+    ingestMaxBytes: defaults.ingestMaxBytes,
+    stream: defaults.stream,
+    mqtt: undefined,
     store: storeFromEnv({ STORE: 'memory', EVENTS_FILE: eventsFile ?? join(fixturesDir, 'events.ndjson') }),
     entitiesFile: join(fixturesDir, 'entities.json'),
     specificationsFile: join(fixturesDir, 'specifications.json'),
     logLevel: 'silent',
     workers: 1,
-    limits: loadConfig({}).limits,
+    limits: defaults.limits,
     ...overrides
   }
 }
