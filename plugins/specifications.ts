@@ -1,10 +1,14 @@
 import fp from 'fastify-plugin'
+import { reloadableFile, type ReloadableFile } from '../src/data/reloadable-file.js'
 import type { SpecificationCatalog } from '../src/specifications/specification-catalog.js'
 import { loadSpecificationCatalog } from '../src/specifications/load-specifications.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** undefined when SPECIFICATIONS_FILE=none: the endpoint is not implemented. */
+    /**
+     * undefined when SPECIFICATIONS_FILE=none: the endpoint is not implemented. Otherwise the
+     * catalog of the moment, reloaded whole on SIGHUP and when the file changes.
+     */
     specificationCatalog: SpecificationCatalog | undefined
   }
 }
@@ -15,7 +19,11 @@ export interface SpecificationsOptions {
 
 export default fp<SpecificationsOptions>(async function specifications (fastify, options) {
   const file = options.specificationsFile
-  const catalog = file === undefined ? undefined : await loadSpecificationCatalog(file)
-  fastify.decorate('specificationCatalog', catalog)
-  if (file !== undefined) fastify.log.info({ file }, 'specifications loaded')
+  let catalog: ReloadableFile<SpecificationCatalog> | undefined
+  if (file !== undefined) {
+    catalog = await reloadableFile(file, loadSpecificationCatalog, (loaded) => ({ codes: loaded.codeCount }), fastify.log)
+    fastify.addHook('onClose', async () => { catalog?.close() })
+    fastify.log.info({ file, codes: catalog.current.codeCount }, 'specifications loaded')
+  }
+  fastify.decorate('specificationCatalog', { getter: () => catalog?.current })
 }, { name: 'specifications', fastify: '5.x' })

@@ -41,6 +41,10 @@ export class SpecificationCatalog {
     return this.#cachedBytes
   }
 
+  get codeCount (): number {
+    return this.#byCode.size
+  }
+
   get codes (): IterableIterator<string> {
     return this.#byCode.keys()
   }

@@ -1,0 +1,73 @@
+import { watch, type FSWatcher } from 'node:fs'
+import { basename, dirname } from 'node:path'
+
+export interface ReloadLog {
+  info (details: object, message: string): void
+  error (details: object, message: string): void
+}
+
+export interface ReloadableFile<T> {
+  /** What was loaded last, successfully. */
+  readonly current: T
+  /** Loads the file again now; a bad file keeps the current value (and is logged). */
+  reload (): Promise<void>
+  close (): void
+}
+
+/** Changes closer together than this are one reload (an editor writes a file in several steps). */
+const SETTLE_MS = 100
+
+/**
+ * A data file the provider serves from and reloads while serving: on SIGHUP, and when the file
+ * changes on disk. The new value is swapped in whole, between requests; a file that fails to
+ * load keeps the old value in service and logs the message start-up would have printed. The
+ * directory is watched, not the file: editors and deploy tools replace a file by renaming a new
+ * one over it, which a watch on the old file would not see.
+ */
+export async function reloadableFile<T> (
+  file: string,
+  load: (file: string) => Promise<T>,
+  counts: (value: T) => object,
+  log: ReloadLog
+): Promise<ReloadableFile<T>> {
+  let current = await load(file)
+  let pending: NodeJS.Timeout | undefined
+  let loading: Promise<void> = Promise.resolve()
+
+  const reload = (): Promise<void> => {
+    loading = loading.then(async () => {
+      try {
+        current = await load(file)
+        log.info({ file, ...counts(current) }, 'reloaded')
+      } catch (error) {
+        log.error({ file }, `reload failed, the previous version stays in service: ${(error as Error).message}`)
+      }
+    })
+    return loading
+  }
+  const onSignal = () => { reload().catch(() => {}) }
+  process.on('SIGHUP', onSignal)
+
+  let watcher: FSWatcher | undefined
+  try {
+    const name = basename(file)
+    watcher = watch(dirname(file), { persistent: false }, (_event, changed) => {
+      if (changed !== null && changed !== name) return
+      clearTimeout(pending)
+      pending = setTimeout(onSignal, SETTLE_MS)
+    })
+    watcher.on('error', () => watcher?.close())
+  } catch {
+    // A directory that cannot be watched: SIGHUP still reloads.
+  }
+
+  return {
+    get current () { return current },
+    reload,
+    close () {
+      process.off('SIGHUP', onSignal)
+      clearTimeout(pending)
+      watcher?.close()
+    }
+  }
+}
