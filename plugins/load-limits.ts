@@ -24,6 +24,13 @@ interface ConnectionTurns {
 const kTurns = Symbol('pipelined requests')
 type TurnSocket = Socket & { [kTurns]?: ConnectionTurns }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A long-lived answer (the event stream): bounded by its own limit, not counted in flight. */
+    stream?: boolean
+  }
+}
+
 /**
  * Bounds the work one client, and all of them, can put on the provider, refusing early and
  * cheaply (503 service_unavailable with Retry-After) instead of collapsing:
@@ -66,7 +73,13 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
     if (turns === undefined && socket !== null) socket[kTurns] = turns = { busy: false, waiting: [] }
     if (turns === undefined || !turns.busy) {
       if (turns !== undefined) turns.busy = true
-      const counted = inFlight < maxRequestsInFlight || request.routeOptions.config.public === true
+      const config = request.routeOptions.config
+      if (config.stream === true) {
+        reply.raw.on('close', () => passTurn(turns))
+        done()
+        return
+      }
+      const counted = inFlight < maxRequestsInFlight || config.public === true
       if (counted) inFlight++
       reply.raw.on('close', () => {
         if (counted) inFlight--

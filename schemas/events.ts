@@ -42,3 +42,21 @@ export const EventsResponse = Type.Object({
 }, { additionalProperties: false })
 
 export type EventsResponse = Static<typeof EventsResponse>
+
+/**
+ * The stream's parameters: the events endpoint's, without message_ids (it makes no sense live:
+ * 400 invalid_parameter, as any unknown name) and end_date, and with start_date optional.
+ */
+export const EventStreamQuerystring = Type.Object({
+  start_date: Type.Optional(Type.String({ description: 'replay the stored events from this date-time before going live' })),
+  device_ids: Type.Optional(IdentifierList),
+  space_ids: Type.Optional(IdentifierList),
+  tag_ids: Type.Optional(IdentifierList),
+  message_category: Type.Optional(MessageCategory),
+  message_codes: Type.Optional(IdentifierList)
+}, { additionalProperties: false })
+
+export type EventStreamQuerystring = Static<typeof EventStreamQuerystring>
+
+/** At most one of these may be given on the stream. */
+export const exclusiveStreamFilters = ['message_category', 'message_codes'] as const

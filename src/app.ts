@@ -5,15 +5,18 @@ import authentication from '../plugins/authentication.js'
 import loadLimits from '../plugins/load-limits.js'
 import entityRegistry from '../plugins/entity-registry.js'
 import eventStore from '../plugins/event-store.js'
+import liveEvents from '../plugins/live-events.js'
 import queryRules from '../plugins/query-rules.js'
 import specifications from '../plugins/specifications.js'
 import type { Config } from './config.js'
-import { createTokenCheck } from './http/bearer-token.js'
+import { createTokenLookup, grantedTokens } from './http/bearer-token.js'
 import { answerClientError } from './http/client-errors.js'
 import { errorObject, sendError } from './http/replies.js'
 import eventSpecificationsRoutes from './routes/event-specifications.js'
 import eventsRoutes from './routes/events.js'
 import healthRoutes from './routes/health.js'
+import eventStreamRoutes from './routes/event-stream.js'
+import ingestRoutes from './routes/ingest.js'
 import { StoreQueryError, StoreUnavailableError } from './store/event-store.js'
 import { StoreContractError } from './store/store-contract.js'
 
@@ -29,14 +32,17 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   const { config } = options
   fastify.register(loadLimits, { ...config.limits })
   fastify.register(sensible)
-  fastify.register(authentication, { tokens: config.apiTokens })
+  fastify.register(authentication, { tokens: grantedTokens(config.apiTokens, config.ingestTokens) })
   fastify.register(queryRules)
   fastify.register(entityRegistry, { entitiesFile: config.entitiesFile })
   fastify.register(eventStore, { store: config.store })
   fastify.register(specifications, { specificationsFile: config.specificationsFile })
+  fastify.register(liveEvents, { stream: config.stream, mqtt: config.mqtt })
 
   fastify.register(eventsRoutes)
   fastify.register(eventSpecificationsRoutes)
+  fastify.register(eventStreamRoutes, { maxBufferBytes: config.stream.maxBufferBytes, retryAfterSeconds: config.limits.retryAfterSeconds })
+  fastify.register(ingestRoutes, { maxBytes: config.ingestMaxBytes })
   fastify.register(healthRoutes)
 
   // The route's response schema serialises what an error handler sends, so it sends objects.
@@ -44,6 +50,7 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
     if (error.validation !== undefined) return errorObject(reply, 'invalid_parameter')
     if (error instanceof StoreUnavailableError) {
       request.log.warn({ err: error }, 'event store unavailable')
+      reply.header('retry-after', String(config.limits.retryAfterSeconds))
       return errorObject(reply, 'service_unavailable')
     }
     if (error instanceof StoreContractError || error instanceof StoreQueryError) {
@@ -54,6 +61,9 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
     // A path or method no route serves stays 404 whatever else is wrong with the request (a
     // body Fastify could not parse, say): the token was checked before.
     if (status === 404 || request.is404) return errorObject(reply, 'not_found')
+    // The ingest's body: over INGEST_MAX_BYTES, or of a type it does not take.
+    if (status === 413) return errorObject(reply, 'payload_too_large')
+    if (status === 415) return errorObject(reply, 'unsupported_media_type')
     // Other client errors Fastify raises before the rules run (a malformed URL, say) are bad
     // requests to this read-only interface.
     if (status >= 400 && status < 500) {
@@ -97,12 +107,12 @@ export function serverOptions (config: Config): FastifyServerOptions {
 
 /** A ready-to-use provider for the given configuration (tests and the server both use it). */
 export async function buildApp (config: Config, overrides: FastifyServerOptions = {}): Promise<FastifyInstance> {
-  const isAuthorized = createTokenCheck(config.apiTokens)
+  const rightsOf = createTokenLookup(grantedTokens(config.apiTokens, config.ingestTokens))
   const fastify: FastifyInstance = Fastify({
     ...serverOptions(config),
     // A URL Fastify cannot decode (`/%`): no route can match it; the token still comes first.
     frameworkErrors: (error, request, reply) => {
-      if (!isAuthorized(request.raw)) return sendError(reply, 'unauthorized_request')
+      if (rightsOf(request.raw) === undefined) return sendError(reply, 'unauthorized_request')
       request.log.info({ err: error }, 'request refused')
       return sendError(reply, 'not_found')
     },

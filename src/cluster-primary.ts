@@ -1,21 +1,39 @@
 import cluster, { type Worker } from 'node:cluster'
+import pino from 'pino'
+import { LOG_ID_VARIABLE, mqttPublisher } from '../plugins/live-events.js'
 import type { Config } from './config.js'
+import { ClusterHub } from './live/cluster-bus.js'
+import { newLogId } from './live/live-bus.js'
 
 /**
  * WORKERS > 1: this process only forks the workers that serve (they share the port through
  * node:cluster) and keeps them running. A worker that fails before it listens stops the whole
  * start-up (the data or configuration is bad, and every worker would fail the same way); one
- * that dies later is replaced. SIGTERM/SIGINT stop the workers gracefully, then this process.
+ * that dies later is replaced. SIGTERM/SIGINT stop the workers gracefully, then this process;
+ * SIGHUP is passed on to every worker (each reloads its data files).
+ *
+ * It also holds the live bus (src/live/cluster-bus.ts): the order of accepted events, the
+ * write lock, and the MQTT connection, one per provider instance.
  */
 export function runClusterPrimary (config: Config): void {
-  // Workers read the configuration themselves; a generated token must be the same in all.
-  const env = { API_TOKENS: config.apiTokens.join(','), WORKERS: '1' }
+  // Workers read the configuration themselves; generated tokens must be the same in all.
+  const env = {
+    API_TOKENS: config.apiTokens.join(','),
+    INGEST_TOKENS: config.ingestTokens.join(','),
+    WORKERS: '1',
+    [LOG_ID_VARIABLE]: newLogId()
+  }
+  const log = pino({ level: config.logLevel })
+  const hub = new ClusterHub(config.mqtt === undefined ? undefined : mqttPublisher(config.mqtt, log))
+  hub.listenToBroker((topic) => log.warn({ topic }, 'a message on the MQTT bus that is not an event; ignored'))
+    .catch((error: unknown) => log.error({ err: error }, 'cannot subscribe to the MQTT bus'))
   let stopping = false
   let exitCode = 0
   const listening = new Set<Worker>()
 
   const fork = () => {
     const worker = cluster.fork(env)
+    hub.attach(worker)
     worker.on('listening', () => listening.add(worker))
     worker.on('exit', (code, signal) => {
       const wasListening = listening.delete(worker)
@@ -36,12 +54,16 @@ export function runClusterPrimary (config: Config): void {
   const stop = (code: number) => {
     stopping = true
     exitCode = Math.max(exitCode, code)
+    hub.close().catch(() => {})
     const workers = Object.values(cluster.workers ?? {})
     if (workers.length === 0) process.exit(exitCode)
     for (const worker of workers) worker?.process.kill('SIGTERM')
     setTimeout(() => process.exit(exitCode), 15_000).unref()
   }
 
+  process.on('SIGHUP', () => {
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGHUP')
+  })
   process.on('SIGTERM', () => stop(0))
   process.on('SIGINT', () => stop(0))
   for (let i = 0; i < config.workers; i++) fork()

@@ -2,7 +2,7 @@ import cluster from 'node:cluster'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { runClusterPrimary } from './cluster-primary.js'
-import { ConfigError, loadConfig } from './config.js'
+import { ConfigError, loadConfig, type Config } from './config.js'
 import { DataFileError } from './data/data-file-error.js'
 
 async function start (): Promise<void> {
@@ -18,7 +18,7 @@ async function start (): Promise<void> {
   }
 
   if (config.workers > 1 && cluster.isPrimary) {
-    if (config.generatedToken) printGeneratedToken(config.apiTokens[0]!)
+    printGeneratedTokens(config)
     runClusterPrimary(config)
     return
   }
@@ -34,7 +34,7 @@ async function start (): Promise<void> {
     throw error
   }
 
-  if (config.generatedToken) printGeneratedToken(config.apiTokens[0]!)
+  printGeneratedTokens(config)
 
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
@@ -45,9 +45,14 @@ async function start (): Promise<void> {
   await app.listen({ port: config.port, host: config.host })
 }
 
-/** Printed once, on standard output, so a person starting the demo can use it. */
-function printGeneratedToken (token: string): void {
-  console.log(`No API_TOKENS set: this run accepts the generated token\n  Authorization: Bearer ${token}`)
+/** Printed once, on standard output, so a person starting the demo can use them. */
+function printGeneratedTokens (config: Config): void {
+  if (config.generatedToken) {
+    console.log(`No API_TOKENS set: this run accepts the generated consumer token (reads events)\n  Authorization: Bearer ${config.apiTokens[0]!}`)
+  }
+  if (config.generatedIngestToken) {
+    console.log(`No INGEST_TOKENS set: this run accepts the generated ingest token (posts to /ingest/events)\n  Authorization: Bearer ${config.ingestTokens[0]!}`)
+  }
 }
 
 await start()

@@ -7,7 +7,8 @@ import { storeDescriptors } from '../src/store/stores.js'
 import { eventCases } from './contract/events-cases.js'
 import { runContractCases } from './contract/run-contract.js'
 import { notImplementedCases, specificationCases } from './contract/specification-cases.js'
-import { AUTH, build, fixturesDir, storeFromEnv } from './helper.js'
+import { AUTH, build, fixturesDir, INGEST_AUTH, storeFromEnv } from './helper.js'
+import { SseClient } from './live/sse-client.js'
 import type { StoreProvision } from './stores/store-provision.js'
 
 // The contract tables, on every store of the descriptor table (src/store/stores.ts): each gets
@@ -49,6 +50,40 @@ for (const descriptor of storeDescriptors) {
       t.match(again.refused[0]?.reason, 'message_id "e-00" is already stored for a different event')
       t.equal(again.unchanged, 1, 'the same event again is unchanged')
       t.equal(again.written, 0)
+    })
+
+    await t.test('ingest over HTTP, read your writes, and the stream', async (t) => {
+      await app.listen({ port: 0, host: '127.0.0.1' })
+      const address = app.server.address() as { port: number }
+      const client = new SseClient(`http://127.0.0.1:${address.port}/svc/v2/events/stream?space_ids=bldg-a/floor-1`, AUTH)
+      t.teardown(() => client.close())
+      await client.until((c) => c.status === 200)
+      const fresh = { message_id: 'live-contract-1', message_code: 'EMPTY', message_category: 'alert', date_time: '2025-01-05T06:07:08.009+01:00', device_id: 'soap-001', space_id: 'bldg-a/floor-1' }
+      const body = [
+        fresh,
+        JSON.parse(readFileSync(join(fixturesDir, 'events.ndjson'), 'utf8').split('\n')[0]!),
+        { ...fresh, message_id: 'e-00' },
+        { ...fresh, message_id: 'live-contract-2', device_id: 'ghost' },
+        { ...fresh, message_id: 'live-contract-3', date_time: 'soon' }
+      ].map((line) => JSON.stringify(line)).join('\n')
+      const post = () => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, 'content-type': 'application/x-ndjson' }, payload: body })
+      const answer = await post()
+      t.equal(answer.statusCode, 200)
+      t.same(answer.json(), {
+        written: 1,
+        unchanged: 1,
+        refused: [
+          { line: 3, reason: 'message_id "e-00" is already stored for a different event' },
+          { line: 4, reason: 'device "ghost" is not in the entities file' },
+          { line: 5, reason: answer.json().refused[2]?.reason }
+        ]
+      })
+      t.match(answer.json().refused[2]?.reason, /date_time/)
+      t.same((await post()).json().written, 0, 'posting again writes nothing')
+      const read = await app.inject({ url: '/svc/v2/events?start_date=2025-01-05T00:00:00Z&end_date=2025-01-06T00:00:00Z&message_ids=live-contract-1', headers: AUTH })
+      t.equal(read.body, '{"data":[{"message_id":"live-contract-1","message_code":"EMPTY","message_category":"alert","date_time":"2025-01-05T05:07:08.009Z","device_id":"soap-001","space_id":"bldg-a/floor-1"}],"errors":[]}', 'read your writes')
+      await client.until((c) => c.messages.length === 1)
+      t.equal(client.messages[0]!.data, read.body.slice('{"data":['.length, -'],"errors":[]}'.length), 'pushed byte for byte as served')
     })
 
     const first = answers[0]

@@ -1,38 +1,12 @@
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { join } from 'node:path'
-import { once } from 'node:events'
-import { projectRoot } from '../src/project-root.js'
 import { fixturesDir } from './helper.js'
+import { startServer } from './server-process.js'
 
 const fixtureEnv = {
   EVENTS_FILE: join(fixturesDir, 'events.ndjson'),
   ENTITIES_FILE: join(fixturesDir, 'entities.json'),
   SPECIFICATIONS_FILE: join(fixturesDir, 'specifications.json')
-}
-
-/** Starts src/server.ts as `npm start` would run it, with only the given variables. */
-function startServer (env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src', 'server.ts')], {
-    cwd: projectRoot,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-  const exited = once(child, 'exit').then(([code]) => code as number | null)
-  const listening = new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', () => {
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
-      if (match !== null) resolve(match[1]!)
-    })
-    exited.then(() => reject(new Error(`exited before listening: ${stderr}`)), reject)
-  })
-  // Tests of failed start-ups wait on `exited` and never on `listening`.
-  listening.catch(() => {})
-  return { child, exited, listening, output: () => ({ stdout, stderr }) }
 }
 
 t.test('a bad variable stops start-up with a message naming it', async (t) => {
@@ -65,14 +39,31 @@ t.test('without API_TOKENS a token is generated, printed once, and required', as
   t.equal(await server.exited, 0, 'a graceful shutdown on SIGTERM')
 })
 
-t.test('with API_TOKENS only those tokens work and none is printed', async (t) => {
-  const server = startServer({ ...fixtureEnv, API_TOKENS: 'alpha,beta' })
+t.test('with API_TOKENS and INGEST_TOKENS only those tokens work and none is printed', async (t) => {
+  const server = startServer({ ...fixtureEnv, API_TOKENS: 'alpha,beta', INGEST_TOKENS: 'delta' })
   t.teardown(() => { server.child.kill('SIGKILL') })
   const base = await server.listening
   t.notMatch(server.output().stdout, 'Authorization: Bearer')
   const url = `${base}/svc/v2/event_specifications`
   t.equal((await fetch(url, { headers: { authorization: 'Bearer beta' } })).status, 200)
   t.equal((await fetch(url, { headers: { authorization: 'Bearer gamma' } })).status, 401)
+  t.equal((await fetch(url, { headers: { authorization: 'Bearer delta' } })).status, 403, 'the ingest token does not read')
+})
+
+t.test('without INGEST_TOKENS an ingest token is generated and printed once, labelled, beside the consumer token', async (t) => {
+  const server = startServer({ ...fixtureEnv, API_TOKENS: 'alpha', EVENTS_FILE: join(t.testdir({ 'events.ndjson': '' }), 'events.ndjson') })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const base = await server.listening
+  const stdout = server.output().stdout
+  const token = /No INGEST_TOKENS set: this run accepts the generated ingest token \(posts to \/ingest\/events\)\n {2}Authorization: Bearer (\S+)/.exec(stdout)?.[1]
+  t.ok(token, 'printed, labelled')
+  t.equal(stdout.split('Authorization: Bearer').length - 1, 1, 'only that one')
+  const posted = await fetch(`${base}/ingest/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' },
+    body: '{"message_id":"x","message_code":"EMPTY","message_category":"alert","date_time":"2025-01-01T00:00:00Z","device_id":"soap-001","space_id":"bldg-a/floor-1"}'
+  })
+  t.same(await posted.json(), { written: 1, unchanged: 0, refused: [] })
 })
 
 t.test('WORKERS=2 serves from two processes on one port and stops gracefully', async (t) => {
@@ -80,7 +71,7 @@ t.test('WORKERS=2 serves from two processes on one port and stops gracefully', a
   t.teardown(() => { server.child.kill('SIGKILL') })
   const base = await server.listening
   const token = /Authorization: Bearer (\S+)/.exec(server.output().stdout)?.[1]
-  t.equal(server.output().stdout.split('Authorization: Bearer').length - 1, 1, 'the generated token is printed once')
+  t.equal(server.output().stdout.split('Authorization: Bearer').length - 1, 2, 'the generated tokens are printed once each (consumer and ingest)')
   const twoListening = /Server listening[\s\S]*Server listening/
   const deadline = Date.now() + 20_000
   while (Date.now() < deadline && !twoListening.test(server.output().stdout)) await new Promise((resolve) => setTimeout(resolve, 50))

@@ -2,13 +2,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 
 const Health = Type.Object({
-  status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')])
+  status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
+  mqtt: Type.Optional(Type.Union([Type.Literal('connected'), Type.Literal('disconnected')], {
+    description: 'the MQTT broker (with MQTT_URL): events accepted while it is disconnected wait for it; the provider stays ready'
+  }))
 }, { additionalProperties: false })
 
 /**
  * Probes for orchestrators, served without a token: liveness says the process answers, readiness
- * says whether the store can serve events (503 while it cannot). They say nothing more to callers
- * without a token; why the store is not ready goes to the log, once each time that changes.
+ * says whether the store can serve events (503 while it cannot), and, with MQTT_URL, whether the
+ * broker is connected (the provider serves and ingests without it). They say nothing more to
+ * callers without a token; why the store is not ready goes to the log, once each time that changes.
  */
 const healthRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
   fastify.get('/health/live', {
@@ -28,7 +32,8 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       else request.log.warn({ store: fastify.events.kind, reason }, 'the event store is not ready')
       lastReason = reason
     }
-    return reply.code(health.ready ? 200 : 503).send({ status: health.ready ? 'ok' as const : 'unavailable' as const })
+    const mqtt = fastify.live.brokerState()
+    return reply.code(health.ready ? 200 : 503).send({ status: health.ready ? 'ok' as const : 'unavailable' as const, ...(mqtt === undefined ? {} : { mqtt }) })
   })
 }
 

@@ -1,0 +1,102 @@
+import cluster from 'node:cluster'
+import { randomBytes } from 'node:crypto'
+import fp from 'fastify-plugin'
+import type { FastifyBaseLogger } from 'fastify'
+import type { MqttSettings, StreamSettings } from '../src/config.js'
+import type { StoredEvent } from '../src/data/event-lines.js'
+import { ClusterWorkerBus } from '../src/live/cluster-bus.js'
+import { EventLog } from '../src/live/event-log.js'
+import type { BrokerState, LiveBus } from '../src/live/live-bus.js'
+import { LocalBus } from '../src/live/local-bus.js'
+import { MqttPublisher } from '../src/live/mqtt-publisher.js'
+import { StreamSubscribers } from '../src/live/stream-subscribers.js'
+import type { IngestEvent, WriteOutcome } from '../src/store/event-writer.js'
+import { encodeMessage } from '../src/store/message-json.js'
+
+/** The live side of the provider: ingest into the store, and push to stream subscribers and MQTT. */
+export interface LiveEvents {
+  /** Accepted events, kept for streams that resume (Last-Event-ID). */
+  readonly log: EventLog
+  /** This process's open streams. */
+  readonly streams: StreamSubscribers
+  /**
+   * Writes events to the store (one writer at a time across the provider's processes), then
+   * hands those it stored to the bus: streams, other workers, MQTT.
+   */
+  ingest (events: readonly IngestEvent[]): Promise<WriteOutcome>
+  /** Whether this process is writing an event with this ID right now (a replay leaves it to the live part). */
+  isBeingWritten (messageId: string): boolean
+  brokerState (): BrokerState
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    live: LiveEvents
+  }
+}
+
+export interface LiveEventsOptions {
+  stream: StreamSettings
+  mqtt: MqttSettings | undefined
+}
+
+/** The variable a cluster's primary passes its log id to its workers in (not configuration). */
+export const LOG_ID_VARIABLE = 'EVENTS_PROVIDER_LOG_ID'
+
+/** An MQTT publisher for these settings (one per provider instance: the process, or a cluster's primary). */
+export function mqttPublisher (settings: MqttSettings, log: FastifyBaseLogger): MqttPublisher {
+  return new MqttPublisher({
+    url: settings.url,
+    username: settings.username,
+    password: settings.password,
+    topicPrefix: settings.topicPrefix,
+    queueMax: settings.queueMax,
+    instanceId: randomBytes(6).toString('hex'),
+    log
+  })
+}
+
+export default fp<LiveEventsOptions>(async function liveEvents (fastify, options) {
+  let bus: LiveBus
+  if (cluster.isWorker) {
+    bus = new ClusterWorkerBus(process.env[LOG_ID_VARIABLE] ?? 'worker')
+  } else {
+    const local = new LocalBus(options.mqtt === undefined ? undefined : mqttPublisher(options.mqtt, fastify.log))
+    await local.listenToBroker((topic) => fastify.log.warn({ topic }, 'a message on the MQTT bus that is not an event; ignored'))
+    bus = local
+  }
+  const log = new EventLog(bus.logId, { events: options.stream.retentionEvents, ms: options.stream.retentionMs })
+  const streams = new StreamSubscribers(options.stream, fastify.log)
+  const cursorOf = (seq: number) => log.cursorOf(seq)
+  const beingWritten = new Set<string>()
+
+  bus.listen((events, source) => {
+    // Another worker wrote these into the store this process keeps a copy of.
+    if (source === 'this-provider') {
+      fastify.events.takeWrittenElsewhere(events.map(({ message }): StoredEvent => ({ message, epochMs: Date.parse(message.date_time) })))
+    }
+    log.append(events)
+    streams.deliver(events, cursorOf, fastify.entityRegistry)
+  })
+
+  fastify.decorate('live', {
+    log,
+    streams,
+    ingest: (events: readonly IngestEvent[]) => bus.exclusive(async () => {
+      for (const { event } of events) beingWritten.add(event.message.message_id)
+      try {
+        const outcome = await fastify.events.write(events)
+        bus.publish(outcome.stored.map(({ message }) => ({ message, json: encodeMessage(message) })))
+        return outcome
+      } finally {
+        for (const { event } of events) beingWritten.delete(event.message.message_id)
+      }
+    }),
+    isBeingWritten: (messageId: string) => beingWritten.has(messageId),
+    brokerState: () => bus.brokerState()
+  })
+
+  // Streams end before the server waits for its connections to close.
+  fastify.addHook('preClose', async () => { streams.endAll() })
+  fastify.addHook('onClose', async () => { await bus.close() })
+}, { name: 'live-events', dependencies: ['event-store', 'entity-registry'], fastify: '5.x' })

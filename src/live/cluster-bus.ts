@@ -1,0 +1,163 @@
+import cluster, { type Worker } from 'node:cluster'
+import type { Message } from '../../schemas/message.js'
+import type { LiveEvent, LiveSource } from './live-event.js'
+import type { AcceptedEvent, BrokerState, LiveBus, LiveListener } from './live-bus.js'
+import type { MqttPublisher } from './mqtt-publisher.js'
+import { SequenceHub } from './sequence-hub.js'
+
+/** Messages between a cluster's workers and its primary, all tagged `live`. */
+type ToPrimary =
+  | { live: 'publish', jsons: string[] }
+  | { live: 'lock', id: number }
+  | { live: 'unlock', id: number }
+
+type ToWorker =
+  | { live: 'events', first: number, jsons: string[], origin: number | null }
+  | { live: 'granted', id: number }
+  | { live: 'broker', state: BrokerState }
+
+function isLive (message: unknown): message is { live: string } {
+  return typeof message === 'object' && message !== null && typeof (message as { live?: unknown }).live === 'string'
+}
+
+/**
+ * The primary's side: one SequenceHub for the whole cluster. Each worker's accepted events come
+ * here, get their seqs, go to MQTT and back to every worker; a write lock makes the workers
+ * write to the store one at a time, and since the primary sends a writer's events to every
+ * worker before it grants the lock to the next, the next writer's store already has them when
+ * it checks its message_ids.
+ */
+export class ClusterHub {
+  readonly #hub: SequenceHub
+  readonly #waiting: Array<{ worker: Worker, id: number }> = []
+  #holder: { worker: Worker, id: number } | undefined
+  #brokerState: BrokerState
+
+  constructor (mqtt: MqttPublisher | undefined) {
+    this.#hub = new SequenceHub((first, events, origin) => {
+      const message: ToWorker = { live: 'events', first, jsons: events.map(({ json }) => json), origin: origin === 'another-provider' ? null : Number(origin.process) }
+      for (const worker of Object.values(cluster.workers ?? {})) {
+        if (worker?.isConnected() === true) worker.send(message)
+      }
+    }, mqtt)
+    this.#brokerState = this.#hub.brokerState()
+    if (mqtt !== undefined) {
+      // Workers learn the broker's state for their readiness probe.
+      setInterval(() => {
+        const state = this.#hub.brokerState()
+        if (state === this.#brokerState) return
+        this.#brokerState = state
+        this.#toAll({ live: 'broker', state })
+      }, 500).unref()
+    }
+  }
+
+  async listenToBroker (onBadPayload: (topic: string) => void): Promise<void> {
+    await this.#hub.listenToBroker(onBadPayload)
+  }
+
+  /** Hooks a new worker up; call for every fork. */
+  attach (worker: Worker): void {
+    worker.send({ live: 'broker', state: this.#brokerState } satisfies ToWorker)
+    worker.on('message', (message: unknown) => {
+      if (!isLive(message)) return
+      const request = message as ToPrimary
+      if (request.live === 'publish') {
+        this.#hub.accepted(request.jsons.map((json) => ({ message: JSON.parse(json) as Message, json })), String(worker.id))
+      } else if (request.live === 'lock') {
+        this.#waiting.push({ worker, id: request.id })
+        this.#grantNext()
+      } else if (request.live === 'unlock') {
+        if (this.#holder?.worker === worker && this.#holder.id === request.id) this.#holder = undefined
+        this.#grantNext()
+      }
+    })
+    worker.on('exit', () => {
+      if (this.#holder?.worker === worker) this.#holder = undefined
+      for (let i = this.#waiting.length - 1; i >= 0; i--) if (this.#waiting[i]!.worker === worker) this.#waiting.splice(i, 1)
+      this.#grantNext()
+    })
+  }
+
+  async close (): Promise<void> {
+    await this.#hub.close()
+  }
+
+  #grantNext (): void {
+    while (this.#holder === undefined && this.#waiting.length > 0) {
+      const next = this.#waiting.shift()!
+      if (!next.worker.isConnected()) continue
+      this.#holder = next
+      next.worker.send({ live: 'granted', id: next.id } satisfies ToWorker)
+    }
+  }
+
+  #toAll (message: ToWorker): void {
+    for (const worker of Object.values(cluster.workers ?? {})) {
+      if (worker?.isConnected() === true) worker.send(message)
+    }
+  }
+}
+
+/** A worker's side: the bus is in the primary, reached over the cluster's IPC channel. */
+export class ClusterWorkerBus implements LiveBus {
+  readonly logId: string
+  readonly #listeners: LiveListener[] = []
+  readonly #grants = new Map<number, () => void>()
+  readonly #onMessage: (message: unknown) => void
+  #nextLockId = 1
+  #brokerState: BrokerState
+
+  constructor (logId: string) {
+    this.logId = logId
+    const self = cluster.worker!.id
+    this.#onMessage = (message: unknown) => {
+      if (!isLive(message)) return
+      const event = message as ToWorker
+      if (event.live === 'events') {
+        const live: LiveEvent[] = event.jsons.map((json, i) => ({ seq: event.first + i, message: JSON.parse(json) as Message, json }))
+        const source: LiveSource = event.origin === null ? 'another-provider' : event.origin === self ? 'this-process' : 'this-provider'
+        for (const listener of this.#listeners) listener(live, source)
+      } else if (event.live === 'granted') {
+        this.#grants.get(event.id)?.()
+        this.#grants.delete(event.id)
+      } else if (event.live === 'broker') {
+        this.#brokerState = event.state
+      }
+    }
+    process.on('message', this.#onMessage)
+  }
+
+  publish (events: readonly AcceptedEvent[]): void {
+    this.#send({ live: 'publish', jsons: events.map(({ json }) => json) })
+  }
+
+  listen (listener: LiveListener): void {
+    this.#listeners.push(listener)
+  }
+
+  async exclusive<T> (write: () => Promise<T>): Promise<T> {
+    const id = this.#nextLockId++
+    await new Promise<void>((resolve) => {
+      this.#grants.set(id, resolve)
+      this.#send({ live: 'lock', id })
+    })
+    try {
+      return await write()
+    } finally {
+      this.#send({ live: 'unlock', id })
+    }
+  }
+
+  brokerState (): BrokerState {
+    return this.#brokerState
+  }
+
+  async close (): Promise<void> {
+    process.off('message', this.#onMessage)
+  }
+
+  #send (message: ToPrimary): void {
+    process.send?.(message)
+  }
+}

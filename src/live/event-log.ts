@@ -1,0 +1,156 @@
+import { formatEventTime } from '../time/rfc3339.js'
+import type { LiveEvent } from './live-event.js'
+
+export interface Retention {
+  /** At most this many events are kept ... */
+  events: number
+  /** ... and none accepted longer ago than this. */
+  ms: number
+}
+
+/** What a Last-Event-ID resumes with: the events accepted after it, or a reset. */
+export type Resumption =
+  | { events: readonly LiveEvent[] }
+  /** The cursor is older than what is kept, or not this log's: backfill from `since` with the events endpoint. */
+  | { since: string }
+
+const MINUTE_MS = 60_000
+
+/** Bounds the summary of dropped events (a year of minutes is 525,600). */
+const MAX_DROPPED_MARKS = 100_000
+
+/**
+ * The events the provider accepted, in order, kept for a while so a stream client that
+ * reconnects with Last-Event-ID gets what it missed. A cursor is `<log id>-<seq>`: the log id
+ * names this run of the provider (a cluster's workers share it), so a cursor of an earlier run
+ * or of another instance is recognised as such and answered with a reset instead of a guess.
+ *
+ * For a reset to name from when to backfill, the log remembers, for the events it has dropped,
+ * the earliest date_time of those accepted after any point: a stack of (seq, minute) marks with
+ * increasing minutes, each the earliest date_time (floored to the minute) of the dropped events
+ * from its seq on. A live stream's events come in time order, so that is about one mark per
+ * minute; past MAX_DROPPED_MARKS the two oldest merge, which only makes `since` earlier.
+ */
+export class EventLog {
+  readonly logId: string
+  readonly #retention: Retention
+  #events: LiveEvent[] = []
+  #acceptedAt: number[] = []
+  /** Index of the first kept event in the arrays (dropping from the front without copying each time). */
+  #first = 0
+  #lastSeq = 0
+  /** Monotonic stack of the dropped events' earliest minutes (see above). */
+  #droppedMarks: Array<{ seq: number, minuteMs: number }> = []
+  #lastDroppedSeq = 0
+
+  constructor (logId: string, retention: Retention) {
+    this.logId = logId
+    this.#retention = retention
+  }
+
+  /** The cursor of the last event accepted (or of the log's beginning). */
+  get headCursor (): string {
+    return this.cursorOf(this.#lastSeq)
+  }
+
+  get size (): number {
+    return this.#events.length - this.#first
+  }
+
+  cursorOf (seq: number): string {
+    return `${this.logId}-${seq}`
+  }
+
+  /** Appends events in seq order, then drops what the retention no longer keeps. */
+  append (events: readonly LiveEvent[], now = Date.now()): void {
+    for (const event of events) {
+      if (event.seq <= this.#lastSeq) continue
+      this.#events.push(event)
+      this.#acceptedAt.push(now)
+      this.#lastSeq = event.seq
+    }
+    this.#dropExpired(now)
+  }
+
+  /** What a client that last saw `cursor` is owed. */
+  resume (cursor: string, now = Date.now()): Resumption {
+    this.#dropExpired(now)
+    const seq = this.#seqOf(cursor)
+    if (seq === undefined || seq > this.#lastSeq) return { since: this.#since(0) }
+    const firstSeq = this.#firstSeq()
+    // Events after the cursor were dropped, or came before this process joined the log.
+    if (seq < firstSeq - 1) return { since: this.#since(seq) }
+    return { events: this.#events.slice(this.#first + (seq + 1 - firstSeq)) }
+  }
+
+  #firstSeq (): number {
+    return this.#events[this.#first]?.seq ?? this.#lastSeq + 1
+  }
+
+  #seqOf (cursor: string): number | undefined {
+    const dash = cursor.lastIndexOf('-')
+    if (dash === -1 || cursor.slice(0, dash) !== this.logId) return undefined
+    const text = cursor.slice(dash + 1)
+    if (!/^\d{1,15}$/.test(text)) return undefined
+    return Number(text)
+  }
+
+  /**
+   * The earliest date_time of the events accepted after `seq` that this log can no longer
+   * replay, together with every kept one (the stream goes on live after a reset, so the
+   * backfill covers them too); for a cursor that is not this log's, of every event it knows and
+   * of the log's own beginning.
+   */
+  #since (seq: number): string {
+    let earliest = Number.POSITIVE_INFINITY
+    const marks = this.#droppedMarks
+    // The first mark after seq holds the earliest minute of the dropped events after seq.
+    let low = 0
+    let high = marks.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (marks[middle]!.seq <= seq) low = middle + 1
+      else high = middle
+    }
+    // No mark after it: the events after the cursor came before this process joined the log.
+    earliest = Math.min(earliest, low < marks.length ? marks[low]!.minuteMs : this.#startedMs())
+    for (let i = this.#first; i < this.#events.length; i++) {
+      const ms = Date.parse(this.#events[i]!.message.date_time)
+      if (ms < earliest) earliest = ms
+    }
+    return formatEventTime(Number.isFinite(earliest) ? earliest : Date.now())
+  }
+
+  #startedMs (): number {
+    const ms = parseInt(this.logId, 36)
+    return Number.isFinite(ms) ? ms : Date.now()
+  }
+
+  #dropExpired (now: number): void {
+    const { events: maxEvents, ms: maxMs } = this.#retention
+    while (this.#first < this.#events.length &&
+      (this.#events.length - this.#first > maxEvents || this.#acceptedAt[this.#first]! < now - maxMs)) {
+      this.#markDropped(this.#events[this.#first]!)
+      this.#first++
+    }
+    // Compact once the dropped front is as long as what is kept.
+    if (this.#first > 1024 && this.#first * 2 > this.#events.length) {
+      this.#events = this.#events.slice(this.#first)
+      this.#acceptedAt = this.#acceptedAt.slice(this.#first)
+      this.#first = 0
+    }
+  }
+
+  #markDropped (event: LiveEvent): void {
+    const minuteMs = Math.floor(Date.parse(event.message.date_time) / MINUTE_MS) * MINUTE_MS
+    const marks = this.#droppedMarks
+    while (marks.length > 0 && marks[marks.length - 1]!.minuteMs >= minuteMs) marks.pop()
+    marks.push({ seq: event.seq, minuteMs })
+    if (marks.length > MAX_DROPPED_MARKS) {
+      // The two oldest become one: its seq the later, its minute the earlier.
+      marks[1] = { seq: marks[1]!.seq, minuteMs: marks[0]!.minuteMs }
+      marks.shift()
+    }
+    this.#lastDroppedSeq = event.seq
+  }
+}

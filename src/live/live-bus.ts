@@ -1,0 +1,49 @@
+import type { Message } from '../../schemas/message.js'
+import type { LiveEvent, LiveSource } from './live-event.js'
+
+/** An accepted event on its way to the bus: the message and its wire JSON. */
+export interface AcceptedEvent {
+  readonly message: Message
+  readonly json: string
+}
+
+export type LiveListener = (events: readonly LiveEvent[], source: LiveSource) => void
+
+/** The broker's state, for the readiness probe; undefined without MQTT. */
+export type BrokerState = 'connected' | 'disconnected' | undefined
+
+/**
+ * How a process of the provider hears of accepted events, its own and everyone else's, each
+ * with its place in one order of acceptance. In one process the bus is in that process
+ * (LocalBus); with WORKERS > 1 the cluster's primary holds it and the workers reach it over IPC
+ * (cluster-bus.ts). Either way, with MQTT_URL it also publishes to the broker and hears the
+ * events other provider instances publish there.
+ */
+export interface LiveBus {
+  /** The id of the log whose seqs this bus hands out (the stream's cursors carry it). */
+  readonly logId: string
+  /** Events this process accepted and made durable. */
+  publish (events: readonly AcceptedEvent[]): void
+  /** Every accepted event, in acceptance order. */
+  listen (listener: LiveListener): void
+  /** Runs `write` while no other process of this provider writes to the store. */
+  exclusive<T> (write: () => Promise<T>): Promise<T>
+  brokerState (): BrokerState
+  close (): Promise<void>
+}
+
+/** A new log id: the time it began, in base 36 (a cursor of an earlier run is told apart by it). */
+export function newLogId (): string {
+  return Date.now().toString(36)
+}
+
+/** Runs tasks one at a time, in the order given. */
+export class SerialQueue {
+  #tail: Promise<unknown> = Promise.resolve()
+
+  run<T> (task: () => Promise<T>): Promise<T> {
+    const result = this.#tail.then(task)
+    this.#tail = result.catch(() => {})
+    return result
+  }
+}

@@ -1,0 +1,44 @@
+import type { LiveEvent } from './live-event.js'
+import { newLogId, SerialQueue, type AcceptedEvent, type BrokerState, type LiveBus, type LiveListener } from './live-bus.js'
+import type { MqttPublisher } from './mqtt-publisher.js'
+import { SequenceHub } from './sequence-hub.js'
+
+/** The bus of a provider that runs in one process. */
+export class LocalBus implements LiveBus {
+  readonly logId = newLogId()
+  readonly #listeners: LiveListener[] = []
+  readonly #hub: SequenceHub
+  readonly #writes = new SerialQueue()
+
+  constructor (mqtt: MqttPublisher | undefined) {
+    this.#hub = new SequenceHub((firstSeq, events, origin) => {
+      const live: LiveEvent[] = events.map(({ message, json }, i) => ({ seq: firstSeq + i, message, json }))
+      const source = origin === 'another-provider' ? 'another-provider' : 'this-process'
+      for (const listener of this.#listeners) listener(live, source)
+    }, mqtt)
+  }
+
+  async listenToBroker (onBadPayload: (topic: string) => void): Promise<void> {
+    await this.#hub.listenToBroker(onBadPayload)
+  }
+
+  publish (events: readonly AcceptedEvent[]): void {
+    this.#hub.accepted(events, 'self')
+  }
+
+  listen (listener: LiveListener): void {
+    this.#listeners.push(listener)
+  }
+
+  exclusive<T> (write: () => Promise<T>): Promise<T> {
+    return this.#writes.run(write)
+  }
+
+  brokerState (): BrokerState {
+    return this.#hub.brokerState()
+  }
+
+  async close (): Promise<void> {
+    await this.#hub.close()
+  }
+}

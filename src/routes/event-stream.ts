@@ -1,0 +1,146 @@
+import { once } from 'node:events'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { ErrorObject } from '../../schemas/error.js'
+import { EventStreamQuerystring, exclusiveStreamFilters } from '../../schemas/events.js'
+import { errorResponses } from '../../schemas/responses.js'
+import { splitList } from '../http/list-parameter.js'
+import { sendError } from '../http/replies.js'
+import { messageFrame, namedFrame, StreamSubscriber, type StreamFilter } from '../live/stream-subscribers.js'
+import type { EventQuery } from '../store/event-store.js'
+import { encodeMessage } from '../store/message-json.js'
+import { dateRangeOf } from '../time/date-range.js'
+import { EVENT_TIME_MAX_MS } from '../time/rfc3339.js'
+
+export interface EventStreamOptions {
+  /** A stream's unsent data bound (STREAM_MAX_BUFFER_BYTES): the replay waits below it. */
+  maxBufferBytes: number
+  retryAfterSeconds: number
+}
+
+/**
+ * GET /svc/v2/events/stream: Server-Sent Events. The events endpoint's checks, in its order, then
+ * (optionally) the stored events from start_date, then every accepted event that matches, live.
+ * A client that reconnects with Last-Event-ID gets what it missed from the log instead.
+ */
+const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async function (fastify, options) {
+  fastify.get('/svc/v2/events/stream', {
+    schema: {
+      querystring: EventStreamQuerystring,
+      response: {
+        200: Type.String({ description: 'text/event-stream: an item_errors event for unknown IDs, then a message event (id: cursor) per event; a reset event when Last-Event-ID is older than what is kept' }),
+        ...errorResponses,
+        403: ErrorObject,
+        503: ErrorObject
+      }
+    },
+    config: { queryRules: { exclusive: exclusiveStreamFilters }, stream: true }
+  }, async function (request, reply) {
+    const parameters = request.query
+    let startMs: number | undefined
+    if (parameters.start_date !== undefined) {
+      const range = dateRangeOf(parameters.start_date, undefined, Date.now())
+      if (typeof range === 'string') return sendError(reply, range)
+      startMs = range.startMs
+    }
+    const { streams, log } = fastify.live
+    if (streams.full) {
+      reply.header('retry-after', String(options.retryAfterSeconds))
+      return sendError(reply, 'service_unavailable')
+    }
+    const { selection, errors } = fastify.entityRegistry.resolve({
+      deviceIds: splitList(parameters.device_ids),
+      spaceIds: splitList(parameters.space_ids),
+      tagIds: splitList(parameters.tag_ids)
+    })
+    const messageCodes = splitList(parameters.message_codes)
+    const filter: StreamFilter = { entities: selection, category: parameters.message_category, messageCodes: messageCodes && new Set(messageCodes) }
+
+    reply.hijack()
+    const response = reply.raw
+    response.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      // Proxies that buffer answers (nginx) pass this one on as it comes.
+      'x-accel-buffering': 'no'
+    })
+    response.flushHeaders()
+    // A stream is quiet between events: the heartbeat, not the idle timeout, keeps it alive.
+    request.raw.socket.setTimeout(0)
+    request.raw.socket.setNoDelay(true)
+
+    const stream = new StreamSubscriber(response, filter, filterKey(filter))
+    response.on('close', () => streams.remove(stream))
+    if (errors.length > 0) streams.write(stream, namedFrame('item_errors', errors))
+
+    const lastEventId = request.headers['last-event-id']
+    if (typeof lastEventId === 'string' && lastEventId !== '') {
+      // What it missed and then live, in one turn of the event loop: nothing falls in between.
+      const resumed = log.resume(lastEventId)
+      if ('since' in resumed) {
+        streams.write(stream, namedFrame('reset', { since: resumed.since }))
+      } else {
+        let frame = ''
+        for (const event of resumed.events) {
+          if (fastify.entityRegistry.knowsEntityOf(event.message) && stream.matches(event.message)) frame += messageFrame(log.cursorOf(event.seq), event.json)
+        }
+        if (frame !== '') streams.write(stream, frame)
+      }
+      streams.add(stream)
+      return
+    }
+    if (startMs === undefined) {
+      streams.add(stream)
+      return
+    }
+
+    // The replay: live events wait (held) until the stored ones are written.
+    stream.held = []
+    streams.add(stream)
+    const cursor = log.headCursor
+    const query: EventQuery = { startMs, endMs: EVENT_TIME_MAX_MS, ...filter }
+    try {
+      for await (const batch of fastify.events.query(query)) {
+        if (stream.closed) break
+        let frame = ''
+        const { messages, encoded } = batch
+        for (let i = 0; i < messages.length; i++) {
+          const message = messages[i]!
+          // Being written right now, or already held: it comes live, after the replay.
+          if (stream.heldIds.has(message.message_id) || fastify.live.isBeingWritten(message.message_id)) continue
+          const json = encoded === undefined
+            ? encodeMessage(message)
+            : encoded.bytes.toString('utf8', encoded.offsets[encoded.positions[i]!]!, encoded.offsets[encoded.positions[i]! + 1]!)
+          frame += messageFrame(cursor, json)
+        }
+        if (frame !== '') response.write(frame)
+        // A replay waits for a slow reader instead of dropping it.
+        if (response.writableLength > options.maxBufferBytes / 2) await Promise.race([once(response, 'drain'), once(response, 'close')])
+      }
+    } catch (error) {
+      request.log.error({ err: error }, 'stream replay cut: the store failed')
+      streams.remove(stream)
+      response.destroy()
+      return
+    }
+    if (stream.closed) return
+    const held = stream.held
+    stream.held = undefined
+    let frame = ''
+    for (const event of held) frame += messageFrame(log.cursorOf(event.seq), event.json)
+    if (frame !== '') streams.write(stream, frame)
+  })
+}
+
+/** Streams with the same filter share the frames built for them. */
+function filterKey (filter: StreamFilter): string {
+  const { entities, category, messageCodes } = filter
+  if (entities === undefined && category === undefined && messageCodes === undefined) return ''
+  return JSON.stringify([
+    entities === undefined ? null : [[...entities.deviceIds].sort(), [...entities.spaceIds].sort()],
+    category ?? null,
+    messageCodes === undefined ? null : [...messageCodes].sort()
+  ])
+}
+
+export default eventStreamRoutes

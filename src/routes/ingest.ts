@@ -1,0 +1,80 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ErrorObject } from '../../schemas/error.js'
+import { IngestResponse, NDJSON_CONTENT_TYPE } from '../../schemas/ingest.js'
+import type { EventLine } from '../data/event-lines.js'
+import { sendError } from '../http/replies.js'
+import { jsonArrayEvents, ndjsonEvents } from '../ingest/ingest-body.js'
+import type { EntityRegistry } from '../registry/entity-registry.js'
+import type { IngestEvent, IngestRefusal } from '../store/event-writer.js'
+
+export interface IngestRouteOptions {
+  /** INGEST_MAX_BYTES: a larger body is 413 payload_too_large. */
+  maxBytes: number
+}
+
+/**
+ * POST /ingest/events: events into the store while the provider serves, with the rules of
+ * `npm run ingest`, then out to the live channels. Its own plugin, so the body parsers (text, not
+ * objects: each line or element is checked on its own) apply to this route alone.
+ */
+const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async function (fastify, options) {
+  fastify.removeAllContentTypeParsers()
+  fastify.addContentTypeParser([NDJSON_CONTENT_TYPE, 'application/json'], { parseAs: 'string', bodyLimit: options.maxBytes }, (_request, body, done) => {
+    done(null, body)
+  })
+
+  fastify.post('/ingest/events', {
+    schema: {
+      response: {
+        200: IngestResponse,
+        400: ErrorObject,
+        401: ErrorObject,
+        403: ErrorObject,
+        413: ErrorObject,
+        415: ErrorObject,
+        500: ErrorObject,
+        503: ErrorObject
+      }
+    },
+    bodyLimit: options.maxBytes,
+    config: { access: 'ingest' }
+  }, async function (request, reply) {
+    const type = request.headers['content-type']
+    if (type === undefined) return sendError(reply, 'unsupported_media_type')
+    const text = typeof request.body === 'string' ? request.body : ''
+    const lines = type.toLowerCase().startsWith(NDJSON_CONTENT_TYPE) ? ndjsonEvents(text) : jsonArrayEvents(text)
+    if (lines === undefined) return sendError(reply, 'invalid_body')
+    const { events, refused } = servableEvents(lines, fastify.entityRegistry)
+    const outcome = events.length === 0
+      ? { written: 0, unchanged: 0, refused: [] }
+      : await fastify.live.ingest(events)
+    return {
+      written: outcome.written,
+      unchanged: outcome.unchanged,
+      refused: [...refused, ...outcome.refused].sort((a, b) => a.line - b.line)
+    }
+  })
+}
+
+/** The valid events of entities the registry knows; the rest refused, each with its reason. */
+function servableEvents (lines: readonly EventLine[], registry: EntityRegistry): { events: IngestEvent[], refused: IngestRefusal[] } {
+  const events: IngestEvent[] = []
+  const refused: IngestRefusal[] = []
+  for (const parsed of lines) {
+    if ('problem' in parsed) {
+      refused.push({ line: parsed.line, reason: parsed.problem })
+      continue
+    }
+    const { message } = parsed.event
+    if (registry.knowsEntityOf(message)) {
+      events.push({ event: parsed.event, line: parsed.line })
+    } else {
+      // It could never be served: refused rather than stored out of sight.
+      const entity = message.device_id !== undefined ? `device ${JSON.stringify(message.device_id)}` : `space ${JSON.stringify(message.space_id)}`
+      refused.push({ line: parsed.line, reason: `${entity} is not in the entities file` })
+    }
+  }
+  return { events, refused }
+}
+
+export default ingestRoutes

@@ -1,0 +1,53 @@
+import t from 'tap'
+import { EventLog } from '../src/live/event-log.js'
+import type { LiveEvent } from '../src/live/live-event.js'
+
+const T0 = Date.UTC(2025, 0, 1)
+const live = (seq: number, ms: number): LiveEvent => ({
+  seq,
+  message: { message_id: `m${seq}`, message_code: 'C', message_category: 'alert', date_time: new Date(T0 + ms).toISOString(), space_id: 's' },
+  json: `{"message_id":"m${seq}"}`
+})
+const ids = (resumed: ReturnType<EventLog['resume']>) => 'events' in resumed ? resumed.events.map((event) => event.seq) : resumed
+
+t.test('resume: the events after the cursor; the head cursor resumes with nothing', async (t) => {
+  const log = new EventLog('abc', { events: 100, ms: Infinity })
+  t.equal(log.headCursor, 'abc-0')
+  log.append([live(1, 0), live(2, 1000), live(3, 2000)])
+  t.same(ids(log.resume('abc-1')), [2, 3])
+  t.same(ids(log.resume('abc-0')), [1, 2, 3])
+  t.same(ids(log.resume(log.headCursor)), [])
+})
+
+t.test('a cursor of another log, from the future, or malformed: a reset', async (t) => {
+  const log = new EventLog(T0.toString(36), { events: 100, ms: Infinity })
+  log.append([live(1, 5 * 60_000)])
+  for (const cursor of ['other-1', `${T0.toString(36)}-9`, 'garbage', `${T0.toString(36)}-x`]) {
+    const resumed = log.resume(cursor)
+    t.ok('since' in resumed, cursor)
+  }
+  t.same(log.resume('other-1'), { since: new Date(T0).toISOString() }, 'from the log\'s own beginning at the latest')
+})
+
+t.test('dropped by count or age: a reset since the earliest date_time after the cursor, to the minute', async (t) => {
+  const log = new EventLog('abc', { events: 3, ms: Infinity })
+  log.append([live(1, 10 * 60_000), live(2, 3 * 60_000 + 5000), live(3, 20 * 60_000), live(4, 30 * 60_000), live(5, 40 * 60_000)])
+  t.equal(log.size, 3)
+  t.same(log.resume('abc-0'), { since: new Date(T0 + 3 * 60_000).toISOString() }, 'the earliest of the dropped (floored) and the kept')
+  t.same(log.resume('abc-1'), { since: new Date(T0 + 3 * 60_000).toISOString() })
+  t.same(ids(log.resume('abc-2')), [3, 4, 5], 'nothing after it was dropped')
+
+  const aged = new EventLog('abc', { events: 100, ms: 1000 })
+  aged.append([live(1, 0)], 0)
+  aged.append([live(2, 60_000)], 5000)
+  t.equal(aged.size, 1, 'the one accepted over a second ago is gone')
+  t.ok('since' in aged.resume('abc-0', 5000))
+})
+
+t.test('a long run keeps a bounded summary and stays correct', async (t) => {
+  const log = new EventLog('abc', { events: 10, ms: Infinity })
+  for (let seq = 1; seq <= 5000; seq++) log.append([live(seq, seq * 60_000)])
+  t.equal(log.size, 10)
+  t.same(log.resume('abc-4000'), { since: new Date(T0 + 4001 * 60_000).toISOString() })
+  t.same(ids(log.resume('abc-4995')), [4996, 4997, 4998, 4999, 5000])
+})

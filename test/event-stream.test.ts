@@ -1,0 +1,176 @@
+import t, { type Test } from 'tap'
+import { copyFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { AUTH, build, fixturesDir, INGEST_AUTH } from './helper.js'
+import { SseClient } from './live/sse-client.js'
+
+const NDJSON = { 'content-type': 'application/x-ndjson' }
+
+async function listening (t: Test, overrides: Parameters<typeof build>[1] = {}): Promise<{ app: FastifyInstance, base: string }> {
+  const eventsFile = join(t.testdir(), 'events.ndjson')
+  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
+  const app = await build(t, { eventsFile, ...overrides })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  if (address === null || typeof address === 'string') throw new Error('not listening')
+  return { app, base: `http://127.0.0.1:${address.port}` }
+}
+
+function stream (t: Test, url: string, headers: Record<string, string> = AUTH): SseClient {
+  const client = new SseClient(url, headers)
+  t.teardown(() => client.close())
+  return client
+}
+
+let counter = 0
+const event = (overrides: Record<string, unknown> = {}) => ({
+  message_id: `s-${++counter}`,
+  message_code: 'EMPTY',
+  message_category: 'alert',
+  date_time: new Date(Date.UTC(2025, 4, 1) + counter * 1000).toISOString(),
+  device_id: 'soap-001',
+  space_id: 'bldg-a/floor-1',
+  ...overrides
+})
+
+async function ingest (app: FastifyInstance, events: unknown[]) {
+  const answer = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: events.map((e) => JSON.stringify(e)).join('\n') })
+  if (answer.statusCode !== 200) throw new Error(answer.body)
+  return answer.json()
+}
+
+t.test('the events endpoint\'s checks, in its order, as JSON errors before the stream', async (t) => {
+  const { app } = await listening(t)
+  const get = async (query: string, headers: Record<string, string> = AUTH) => {
+    const answer = await app.inject({ url: `/svc/v2/events/stream${query}`, headers })
+    return answer.json()
+  }
+  t.same(await get('', {}), { status: 401, message: 'unauthorized_request' })
+  t.same(await get('', INGEST_AUTH), { status: 403, message: 'forbidden' }, 'an ingest token does not read')
+  t.same(await get('?message_ids=a'), { status: 400, message: 'invalid_parameter' }, 'message_ids makes no sense live')
+  t.same(await get('?end_date=2025-01-01T00:00:00Z'), { status: 400, message: 'invalid_parameter' })
+  t.same(await get('?device_ids=a&device_ids=b'), { status: 400, message: 'duplicate_parameter' })
+  t.same(await get('?message_category=alert&message_codes=EMPTY'), { status: 400, message: 'invalid_parameter_combination' })
+  t.same(await get('?message_category=sometimes'), { status: 400, message: 'invalid_parameter' })
+  t.same(await get('?start_date=yesterday'), { status: 403, message: 'invalid_start_date' })
+  t.same(await get('?start_date=2999-01-01T00:00:00Z'), { status: 403, message: 'invalid_start_date' })
+})
+
+t.test('live: matching events of known entities, byte for byte as the events endpoint serves them, with cursors', async (t) => {
+  const { app, base } = await listening(t)
+  const all = stream(t, `${base}/svc/v2/events/stream`)
+  const alerts = stream(t, `${base}/svc/v2/events/stream?message_category=alert&space_ids=bldg-a/floor-2,nowhere`)
+  await all.until((client) => client.status === 200)
+  await alerts.until((client) => client.frames.length >= 1, 5000, 'the item_errors event')
+  t.equal(all.headers['content-type'], 'text/event-stream; charset=utf-8')
+  t.same(alerts.frames[0], { event: 'item_errors', data: JSON.stringify([{ id: 'nowhere', item_type: 'space', message: 'invalid_space' }]) })
+
+  const sent = [event(), event({ message_category: 'notification', message_code: 'LOW_LEVEL' }), event({ device_id: 'counter\'003', space_id: 'bldg-a/floor-2' }), event({ device_id: undefined, space_id: 'bldg-a/floor-2', message_code: 'OCCUPANCY_HIGH', message_category: 'notification' })]
+  t.equal((await ingest(app, sent)).written, 4)
+  await all.until((client) => client.messages.length === 4)
+  await alerts.until((client) => client.messages.length === 1)
+  const served = await app.inject({ url: `/svc/v2/events?start_date=${sent[0]!.date_time}`, headers: AUTH })
+  const servedJson = served.body.slice('{"data":['.length, served.body.indexOf('],"errors"')).split(/,(?=\{"message_id")/)
+  t.same(all.messages.map((frame) => frame.data), servedJson, 'the same bytes as the events endpoint, in acceptance order')
+  t.equal(alerts.messages[0]!.data, servedJson[2], 'filters: alerts in bldg-a/floor-2 only')
+  const cursors = all.messages.map((frame) => frame.id!)
+  t.equal(new Set(cursors).size, 4, 'each event its own cursor')
+})
+
+t.test('resume with Last-Event-ID: everything accepted after the cursor, none twice, then live', async (t) => {
+  const { app, base } = await listening(t)
+  const first = stream(t, `${base}/svc/v2/events/stream?device_ids=soap-001`)
+  await first.until((client) => client.status === 200)
+  const a1 = event()
+  const a2 = event()
+  await ingest(app, [a1, a2])
+  await first.until((client) => client.messages.length === 2)
+  const cursor = first.messages[0]!.id!
+  first.close()
+  const b1 = event()
+  const b3 = event()
+  await ingest(app, [b1, event({ device_id: 'towel-002' }), b3])
+  const resumed = stream(t, `${base}/svc/v2/events/stream?device_ids=soap-001`, { ...AUTH, 'last-event-id': cursor })
+  await resumed.until((client) => client.messages.length === 3)
+  const ids = resumed.messages.map((frame) => JSON.parse(frame.data!).message_id)
+  t.same(ids, [a2.message_id, b1.message_id, b3.message_id], 'what came after the cursor, matching the filter')
+  t.equal(new Set(ids).size, 3, 'none twice')
+  await ingest(app, [event()])
+  await resumed.until((client) => client.messages.length === 4, 5000, 'live after the resume')
+
+  const foreign = stream(t, `${base}/svc/v2/events/stream`, { ...AUTH, 'last-event-id': 'someoneelse-12' })
+  await foreign.until((client) => client.frames.length >= 1)
+  t.equal(foreign.frames[0]!.event, 'reset', 'a cursor of another log: reset')
+  t.match(JSON.parse(foreign.frames[0]!.data!), { since: /^\d{4}-\d\d-\d\dT/ })
+})
+
+t.test('a cursor older than the retention gets a reset naming from when to backfill', async (t) => {
+  const { app, base } = await listening(t, { stream: { retentionEvents: 2, retentionMs: Infinity, heartbeatMs: 15_000, maxClients: 10, maxBufferBytes: 1024 * 1024 } })
+  const watcher = stream(t, `${base}/svc/v2/events/stream`)
+  await watcher.until((client) => client.status === 200)
+  const early = event({ date_time: '2025-02-03T04:05:06.789Z' })
+  await ingest(app, [event()])
+  await watcher.until((client) => client.messages.length === 1)
+  const cursor = watcher.messages[0]!.id!
+  await ingest(app, [early, event(), event()])
+  const resumed = stream(t, `${base}/svc/v2/events/stream`, { ...AUTH, 'last-event-id': cursor })
+  await resumed.until((client) => client.frames.length >= 1)
+  t.equal(resumed.frames[0]!.event, 'reset')
+  t.same(JSON.parse(resumed.frames[0]!.data!), { since: '2025-02-03T04:05:00.000Z' }, 'the earliest dropped event, to the minute')
+})
+
+t.test('start_date: the stored events from then, in the events endpoint\'s order, then live', async (t) => {
+  const { app, base } = await listening(t)
+  const client = stream(t, `${base}/svc/v2/events/stream?start_date=2025-01-01T00:00:00Z&device_ids=soap-001`)
+  const stored = await app.inject({ url: '/svc/v2/events?start_date=2025-01-01T00:00:00Z&device_ids=soap-001', headers: AUTH })
+  const storedIds = stored.json().data.map((message: { message_id: string }) => message.message_id)
+  t.ok(storedIds.length > 0)
+  await client.until((c) => c.messages.length === storedIds.length, 5000, 'the replay')
+  t.same(client.messages.map((frame) => JSON.parse(frame.data!).message_id), storedIds)
+  await ingest(app, [event()])
+  await client.until((c) => c.messages.length === storedIds.length + 1, 5000, 'live after the replay')
+})
+
+t.test('heartbeats, the client bound, and a clean end on shutdown', async (t) => {
+  const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 100, maxClients: 2, maxBufferBytes: 64 * 1024 } })
+  const a = stream(t, `${base}/svc/v2/events/stream`)
+  const b = stream(t, `${base}/svc/v2/events/stream`)
+  await a.until((client) => client.frames.some((frame) => frame.comment === 'keep-alive'), 3000, 'a heartbeat')
+  await b.until((client) => client.status === 200)
+  const third = await app.inject({ url: '/svc/v2/events/stream', headers: AUTH })
+  t.equal(third.statusCode, 503)
+  t.same(third.json(), { status: 503, message: 'service_unavailable' })
+  t.equal(third.headers['retry-after'], '5')
+  const events = await app.inject({ url: '/svc/v2/events?start_date=2025-01-01T00:00:00Z', headers: AUTH })
+  t.equal(events.statusCode, 200, 'open streams do not count as requests in flight')
+  await app.close()
+  await a.until((client) => client.ended, 3000, 'the end of the stream')
+  t.ok(a.ended, 'streams end on shutdown')
+})
+
+t.test('a subscriber that does not read is disconnected once its unsent data passes the bound', async (t) => {
+  const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxBufferBytes: 64 * 1024 } })
+  const { connect } = await import('node:net')
+  const url = new URL(base)
+  const socket = connect(Number(url.port), url.hostname)
+  t.teardown(() => socket.destroy())
+  socket.on('error', () => {})
+  socket.write(`GET /svc/v2/events/stream HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\n\r\n`)
+  await new Promise((resolve) => socket.once('data', resolve))
+  // It reads no more (a paused socket also never sees the provider close it: the provider's count tells).
+  socket.pause()
+  const reader = stream(t, `${base}/svc/v2/events/stream`)
+  await reader.until((client) => client.status === 200)
+  const connections = () => new Promise<number>((resolve) => app.server.getConnections((_error, count) => resolve(count)))
+  t.equal(await connections(), 2)
+  let batches = 0
+  while (await connections() === 2 && batches++ < 400) {
+    await ingest(app, Array.from({ length: 500 }, () => event({ date_time: new Date(Date.UTC(2025, 5, 1) + counter).toISOString() })))
+  }
+  t.equal(await connections(), 1, `the provider dropped the stream of the client that does not read (after ${batches} batches of 500 events)`)
+  await ingest(app, [event()])
+  await reader.until((client) => client.messages.length === (batches * 500) + 1, 5000, 'every event on the reading stream')
+  t.ok(reader.messages.length > 0, `a reading client got events (${reader.messages.length})`)
+  t.notOk(reader.ended, 'and goes on')
+})

@@ -1,0 +1,139 @@
+import t, { type Test } from 'tap'
+import { copyFileSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { AUTH, build, fixturesDir, INGEST_AUTH } from './helper.js'
+
+const NDJSON = { 'content-type': 'application/x-ndjson' }
+const JSON_TYPE = { 'content-type': 'application/json' }
+
+/** A provider on a copy of the fixture events, so ingests append to a file of the test's own. */
+async function provider (t: Test, overrides: Parameters<typeof build>[1] = {}) {
+  const eventsFile = join(t.testdir(), 'events.ndjson')
+  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
+  const app = await build(t, { eventsFile, ...overrides })
+  return { app, eventsFile }
+}
+
+const event = (id: string, overrides: Record<string, unknown> = {}) => ({
+  message_id: id,
+  message_code: 'EMPTY',
+  message_category: 'alert',
+  date_time: '2025-03-01T10:00:00.000Z',
+  device_id: 'soap-001',
+  space_id: 'bldg-a/floor-1',
+  ...overrides
+})
+const ndjson = (...lines: unknown[]) => lines.map((line) => typeof line === 'string' ? line : JSON.stringify(line)).join('\n') + '\n'
+
+t.test('tokens: 401 without or with an unknown token, 403 with a consumer token; ingest tokens do not read', async (t) => {
+  const { app } = await provider(t)
+  const post = (headers: Record<string, string>) => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...NDJSON, ...headers }, payload: ndjson(event('x-1')) })
+  t.same((await post({})).json(), { status: 401, message: 'unauthorized_request' })
+  t.same((await post({ authorization: 'Bearer nope' })).json(), { status: 401, message: 'unauthorized_request' })
+  const consumer = await post(AUTH)
+  t.equal(consumer.statusCode, 403)
+  t.same(consumer.json(), { status: 403, message: 'forbidden' })
+  const read = await app.inject({ url: '/svc/v2/events?start_date=2025-01-01T00:00:00Z', headers: INGEST_AUTH })
+  t.same(read.json(), { status: 403, message: 'forbidden' }, 'an ingest token does not read events')
+  const unknownPath = await app.inject({ url: '/nowhere', headers: INGEST_AUTH })
+  t.equal(unknownPath.statusCode, 404, 'a known token on an unknown path: 404')
+  t.equal((await post(INGEST_AUTH)).statusCode, 200)
+})
+
+t.test('body types and sizes: 415, 413, 400 invalid_body', async (t) => {
+  const { app } = await provider(t, { ingestMaxBytes: 2048 })
+  const post = (headers: Record<string, string>, payload: string) => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...headers }, payload })
+  t.same((await post({ 'content-type': 'text/plain' }, ndjson(event('a')))).json(), { status: 415, message: 'unsupported_media_type' })
+  t.same((await post({}, '')).json(), { status: 415, message: 'unsupported_media_type' }, 'no content type')
+  const large = await post(NDJSON, ndjson(...Array.from({ length: 20 }, (_, i) => event(`big-${i}`))))
+  t.equal(large.statusCode, 413)
+  t.same(large.json(), { status: 413, message: 'payload_too_large' })
+  t.same((await post(NDJSON, 'hello\nworld\n')).json(), { status: 400, message: 'invalid_body' }, 'no line is JSON')
+  t.same((await post(JSON_TYPE, '{"message_id":"a"}')).json(), { status: 400, message: 'invalid_body' }, 'JSON, not an array')
+  t.same((await post(JSON_TYPE, '[1,')).json(), { status: 400, message: 'invalid_body' }, 'not JSON')
+  t.same((await post(NDJSON, '')).json(), { written: 0, unchanged: 0, refused: [] }, 'an empty NDJSON body is no events')
+  t.same((await post(JSON_TYPE, '[]')).json(), { written: 0, unchanged: 0, refused: [] }, 'an empty array is no events')
+})
+
+t.test('NDJSON: valid lines written, the others refused with their line and reason; durable and served at once', async (t) => {
+  const { app, eventsFile } = await provider(t)
+  const before = readFileSync(eventsFile, 'utf8')
+  const body = ndjson(
+    event('live-1'),
+    '{"message_id": "broken"',
+    event('live-2', { device_id: 'ghost-device' }),
+    '',
+    event('live-3', { message_category: 'sometimes' }),
+    event('live-4', { device_id: undefined, space_id: 'bldg-a/floor-2', message_code: 'OCCUPANCY_HIGH', message_category: 'notification', date_time: '2025-03-01T12:00:00+02:00' }),
+    '{"message_id":"dup","message_id":"dup","message_code":"EMPTY","message_category":"alert","date_time":"2025-03-01T10:00:00Z","device_id":"soap-001","space_id":"bldg-a/floor-1"}'
+  )
+  const answer = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: body })
+  t.equal(answer.statusCode, 200)
+  const result = answer.json()
+  t.equal(result.written, 2)
+  t.equal(result.unchanged, 0)
+  t.same(result.refused.map((refusal: { line: number }) => refusal.line), [2, 3, 5, 7], 'in line order, blank lines counted')
+  t.match(result.refused[0].reason, /invalid JSON/)
+  t.match(result.refused[1].reason, 'device "ghost-device" is not in the entities file')
+  t.match(result.refused[2].reason, /message_category/)
+  t.match(result.refused[3].reason, '"message_id" is given twice')
+
+  const appended = readFileSync(eventsFile, 'utf8').slice(before.length)
+  t.same(appended.trim().split('\n').map((line) => JSON.parse(line).message_id), ['live-1', 'live-4'], 'appended to EVENTS_FILE')
+  t.match(appended, '"date_time":"2025-03-01T10:00:00.000Z"', 'in wire form (UTC)')
+
+  const read = await app.inject({ url: '/svc/v2/events?start_date=2025-03-01T00:00:00Z&end_date=2025-03-02T00:00:00Z', headers: AUTH })
+  t.same(read.json().data.map((message: { message_id: string }) => message.message_id), ['live-1', 'live-4'], 'read your writes, in order')
+  t.same(read.json().data[1], { message_id: 'live-4', message_code: 'OCCUPANCY_HIGH', message_category: 'notification', date_time: '2025-03-01T10:00:00.000Z', space_id: 'bldg-a/floor-2' })
+
+  const again = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: body })
+  t.equal(again.json().written, 0, 'posting again writes nothing')
+  t.equal(again.json().unchanged, 2, 'the same events are unchanged')
+  t.equal(readFileSync(eventsFile, 'utf8').length, before.length + appended.length, 'and the file is as it was')
+})
+
+t.test('a message_id already stored for another event is refused, in the file or ingested earlier, even within one body', async (t) => {
+  const { app } = await provider(t)
+  const post = (payload: string) => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload })
+  const answer = (await post(ndjson(event('e-01'), event('new-1'), event('new-1', { message_code: 'OTHER' }), event('new-1')))).json()
+  t.same(answer.refused.map((refusal: { line: number }) => refusal.line), [1, 3])
+  t.match(answer.refused[0].reason, 'message_id "e-01" is already stored for a different event')
+  t.equal(answer.written, 1)
+  t.equal(answer.unchanged, 1, 'the repeat within the body is unchanged')
+  const later = (await post(ndjson(event('new-1', { date_time: '2025-03-01T10:00:00.001Z' })))).json()
+  t.equal(later.refused.length, 1, 'a millisecond apart is another event')
+})
+
+t.test('a JSON array: each element checked on its own, its index + 1 as its line', async (t) => {
+  const { app } = await provider(t)
+  const payload = `[${JSON.stringify(event('arr-1'))}, {"message_id":"arr-2","message_id":"x"}, 42, ${JSON.stringify(event('arr-3', { date_time: '2025-03-01T10:00:01Z' }))}]`
+  const answer = (await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...JSON_TYPE }, payload })).json()
+  t.equal(answer.written, 2)
+  t.same(answer.refused.map((refusal: { line: number }) => refusal.line), [2, 3])
+  t.match(answer.refused[0].reason, 'given twice')
+})
+
+t.test('many concurrent ingests of the same new IDs: each stored once, none refused', async (t) => {
+  const { app, eventsFile } = await provider(t)
+  const body = ndjson(...Array.from({ length: 50 }, (_, i) => event(`c-${i}`, { date_time: new Date(Date.UTC(2025, 2, 2) + i).toISOString() })))
+  const answers = await Promise.all(Array.from({ length: 8 }, () => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: body })))
+  const written = answers.reduce((sum, answer) => sum + (answer.json().written as number), 0)
+  t.equal(written, 50, 'written once in all')
+  t.equal(answers.reduce((sum, answer) => sum + (answer.json().unchanged as number), 0), 350)
+  const lines = readFileSync(eventsFile, 'utf8').split('\n').filter((line) => line.includes('"c-'))
+  t.equal(lines.length, 50, 'once in the file')
+})
+
+t.test('a store that cannot take the write answers 503 with Retry-After, and serves nothing of it', async (t) => {
+  const { app, eventsFile } = await provider(t)
+  // The file is gone and a directory stands in its place: the append cannot open it.
+  const { rmSync, mkdirSync } = await import('node:fs')
+  rmSync(eventsFile)
+  mkdirSync(eventsFile)
+  const answer = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: ndjson(event('lost-1')) })
+  t.equal(answer.statusCode, 503)
+  t.same(answer.json(), { status: 503, message: 'service_unavailable' })
+  t.equal(answer.headers['retry-after'], '5')
+  const read = await app.inject({ url: '/svc/v2/events?start_date=2025-03-01T00:00:00Z&message_ids=lost-1', headers: AUTH })
+  t.same(read.json().data, [], 'not served: it was not stored')
+})

@@ -1,0 +1,49 @@
+import t from 'tap'
+import { copyFileSync, readFileSync } from 'node:fs'
+import { get } from 'node:http'
+import { join } from 'node:path'
+import { fixturesDir } from '../helper.js'
+import { startServer } from '../server-process.js'
+import { SseClient } from './sse-client.js'
+
+/** One GET on a connection of its own (the cluster gives each new connection to the next worker). */
+function freshGet (url: string, headers: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers, agent: false }, (response) => {
+      let body = ''
+      response.setEncoding('utf8').on('data', (chunk: string) => { body += chunk }).on('end', () => resolve(body))
+    }).on('error', reject)
+  })
+}
+
+t.test('WORKERS=2: an event ingested on one worker is served and pushed by every worker within a second', async (t) => {
+  const eventsFile = join(t.testdir(), 'events.ndjson')
+  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
+  const server = startServer({
+    EVENTS_FILE: eventsFile,
+    ENTITIES_FILE: join(fixturesDir, 'entities.json'),
+    SPECIFICATIONS_FILE: join(fixturesDir, 'specifications.json'),
+    WORKERS: '2',
+    API_TOKENS: 'reader',
+    INGEST_TOKENS: 'writer'
+  })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const base = await server.listening
+  const reader = { authorization: 'Bearer reader' }
+  const clients = Array.from({ length: 6 }, () => new SseClient(`${base}/svc/v2/events/stream?device_ids=soap-001`, reader))
+  t.teardown(() => { for (const client of clients) client.close() })
+  await Promise.all(clients.map((client) => client.until((c) => c.status === 200, 10_000)))
+  const line = JSON.stringify({ message_id: 'cluster-1', message_code: 'EMPTY', message_category: 'alert', date_time: '2025-06-01T00:00:00.000Z', device_id: 'soap-001', space_id: 'bldg-a/floor-1' })
+  const posted = await fetch(`${base}/ingest/events`, { method: 'POST', headers: { authorization: 'Bearer writer', 'content-type': 'application/x-ndjson' }, body: line })
+  t.same(await posted.json(), { written: 1, unchanged: 0, refused: [] })
+  await Promise.all(clients.map((client) => client.until((c) => c.messages.length === 1, 1000, 'the event on every stream within a second')))
+  const cursors = new Set(clients.map((client) => client.messages[0]!.id))
+  t.equal(cursors.size, 1, 'every worker gives the event the same cursor')
+
+  const answers = await Promise.all(Array.from({ length: 6 }, () => freshGet(`${base}/svc/v2/events?start_date=2025-05-31T00:00:00Z`, reader)))
+  for (const body of answers) t.match(body, '"message_id":"cluster-1"', 'every worker serves it')
+  t.equal(readFileSync(eventsFile, 'utf8').split('cluster-1').length - 1, 1, 'in the file once')
+
+  const again = await fetch(`${base}/ingest/events`, { method: 'POST', headers: { authorization: 'Bearer writer', 'content-type': 'application/x-ndjson', connection: 'close' }, body: line })
+  t.same(await again.json(), { written: 0, unchanged: 1, refused: [] }, 'the other worker knows it too')
+})

@@ -1,0 +1,28 @@
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { once } from 'node:events'
+import { projectRoot } from '../src/project-root.js'
+
+/** Starts src/server.ts as `npm start` would run it, with only the given variables. */
+export function startServer (env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src', 'server.ts')], {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+  const exited = once(child, 'exit').then(([code]) => code as number | null)
+  const listening = new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', () => {
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
+      if (match !== null) resolve(match[1]!)
+    })
+    exited.then(() => reject(new Error(`exited before listening: ${stderr}`)), reject)
+  })
+  // Tests of failed start-ups wait on `exited` and never on `listening`.
+  listening.catch(() => {})
+  return { child, exited, listening, output: () => ({ stdout, stderr }) }
+}
