@@ -51,6 +51,8 @@ export class MemoryEventStore implements EventStore {
   }
 
   queryEvents (query: EventQuery): AsyncIterable<EventBatch> {
+    // The common case, nothing ingested since the load: no list to build per answer.
+    if (this.#segments.length === 1) return asAsync(this.#segments[0]!.batches(query))
     const overlapping = this.#segments.filter((segment) => segment.firstMs < query.endMs && segment.lastMs >= query.startMs)
     if (overlapping.length <= 1) return asAsync((overlapping[0] ?? this.#segments[0]!).batches(query))
     return asAsync(mergeBatches(overlapping.map((segment) => segment.batches(query))))
