@@ -1,12 +1,13 @@
 import cluster from 'node:cluster'
 import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
+import { Gauge } from 'prom-client'
 import type { FastifyBaseLogger } from 'fastify'
 import type { MqttSettings, StreamSettings } from '../src/config.js'
 import type { StoredEvent } from '../src/data/event-lines.js'
 import { ClusterWorkerBus } from '../src/live/cluster-bus.js'
 import { EventLog } from '../src/live/event-log.js'
-import type { BrokerState, LiveBus } from '../src/live/live-bus.js'
+import type { BrokerStatus, LiveBus } from '../src/live/live-bus.js'
 import { LocalBus } from '../src/live/local-bus.js'
 import { MqttPublisher } from '../src/live/mqtt-publisher.js'
 import { StreamSubscribers } from '../src/live/stream-subscribers.js'
@@ -26,7 +27,7 @@ export interface LiveEvents {
   ingest (events: readonly IngestEvent[]): Promise<WriteOutcome>
   /** Whether this process is writing an event with this ID right now (a replay leaves it to the live part). */
   isBeingWritten (messageId: string): boolean
-  brokerState (): BrokerState
+  brokerStatus (): BrokerStatus | undefined
 }
 
 declare module 'fastify' {
@@ -79,6 +80,18 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     streams.deliver(events, cursorOf, fastify.entityRegistry)
   })
 
+  const status = () => bus.brokerStatus()
+  const gauge = (name: string, help: string, value: () => number | undefined) => {
+    fastify.metrics.registerMetric(new Gauge({ name, help, registers: [], collect () { const v = value(); if (v !== undefined) this.set(v) } }))
+  }
+  gauge('stream_subscribers', 'Open event streams (SSE) in this process', () => streams.count)
+  gauge('stream_log_events', 'Accepted events kept for resuming streams', () => log.size)
+  if (options.mqtt !== undefined) {
+    gauge('mqtt_connected', 'Whether the MQTT broker is connected (1) or not (0)', () => { const s = status(); return s === undefined ? undefined : s.connected ? 1 : 0 })
+    gauge('mqtt_backlog_events', 'Accepted events waiting to be published to, or acknowledged by, the MQTT broker', () => status()?.waiting)
+    gauge('mqtt_dropped_events', 'Events dropped since start because more than MQTT_QUEUE_MAX waited for the broker', () => status()?.dropped)
+  }
+
   fastify.decorate('live', {
     log,
     streams,
@@ -93,10 +106,10 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       }
     }),
     isBeingWritten: (messageId: string) => beingWritten.has(messageId),
-    brokerState: () => bus.brokerState()
+    brokerStatus: () => bus.brokerStatus()
   })
 
   // Streams end before the server waits for its connections to close.
   fastify.addHook('preClose', async () => { streams.endAll() })
   fastify.addHook('onClose', async () => { await bus.close() })
-}, { name: 'live-events', dependencies: ['event-store', 'entity-registry'], fastify: '5.x' })
+}, { name: 'live-events', dependencies: ['event-store', 'entity-registry', 'metrics'], fastify: '5.x' })

@@ -32,6 +32,10 @@ export const CommonEnvironment = Type.Object({
   MQTT_PASSWORD: text('a password for the MQTT broker'),
   MQTT_TOPIC_PREFIX: text('a topic prefix without wildcards, like svc/v2/events', '^[^+#\\u0000]*[^/+#\\u0000]$'),
   MQTT_QUEUE_MAX: text('a number of events from 1 to 100000000', '^[1-9]\\d{0,8}$'),
+  METRICS_TOKEN: text(
+    'a bearer token for GET /metrics (letters, digits and -._~+/, optionally ending in =)',
+    '^[A-Za-z0-9\\-._~+/]+=*$'
+  ),
   ENTITIES_FILE: text('the path of a JSON entities file', '\\S'),
   SPECIFICATIONS_FILE: text('the path of a JSON specifications file, or none', '\\S'),
   REQUEST_TIMEOUT_MS: text('a time in milliseconds from 100 to 600000', '^([1-9]\\d{2,4}|[1-5]\\d{5}|600000)$'),

@@ -3,6 +3,7 @@ import sensible from '@fastify/sensible'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import authentication from '../plugins/authentication.js'
 import loadLimits from '../plugins/load-limits.js'
+import metrics from '../plugins/metrics.js'
 import entityRegistry from '../plugins/entity-registry.js'
 import eventStore from '../plugins/event-store.js'
 import liveEvents from '../plugins/live-events.js'
@@ -32,6 +33,7 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   const { config } = options
   fastify.register(loadLimits, { ...config.limits })
   fastify.register(sensible)
+  fastify.register(metrics, { token: config.metricsToken })
   fastify.register(authentication, { tokens: grantedTokens(config.apiTokens, config.ingestTokens) })
   fastify.register(queryRules)
   fastify.register(entityRegistry, { entitiesFile: config.entitiesFile })

@@ -27,6 +27,8 @@ export interface Config {
   /** The largest ingest body accepted (413 payload_too_large beyond). */
   ingestMaxBytes: number
   stream: StreamSettings
+  /** The bearer token of GET /metrics; undefined: the endpoint is not served. */
+  metricsToken: string | undefined
   /** undefined without MQTT_URL: no MQTT, the in-process bus. */
   mqtt: MqttSettings | undefined
   /** The store STORE chose, with its settings read. */
@@ -124,6 +126,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       maxClients: Number(common.STREAM_MAX_CLIENTS ?? 10_000),
       maxBufferBytes: Number(common.STREAM_MAX_BUFFER_BYTES ?? 1024 * 1024)
     },
+    metricsToken: common.METRICS_TOKEN,
     mqtt: common.MQTT_URL === undefined
       ? undefined
       : {

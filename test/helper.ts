@@ -32,6 +32,7 @@ export function testConfig ({ eventsFile, ...overrides }: Partial<Config> & { ev
     ingestMaxBytes: defaults.ingestMaxBytes,
     stream: defaults.stream,
     mqtt: undefined,
+    metricsToken: undefined,
     store: storeFromEnv({ STORE: 'memory', EVENTS_FILE: eventsFile ?? join(fixturesDir, 'events.ndjson') }),
     entitiesFile: join(fixturesDir, 'entities.json'),
     specificationsFile: join(fixturesDir, 'specifications.json'),

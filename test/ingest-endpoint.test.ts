@@ -137,3 +137,20 @@ t.test('a store that cannot take the write answers 503 with Retry-After, and ser
   const read = await app.inject({ url: '/svc/v2/events?start_date=2025-03-01T00:00:00Z&message_ids=lost-1', headers: AUTH })
   t.same(read.json().data, [], 'not served: it was not stored')
 })
+
+t.test('GET /metrics: with METRICS_TOKEN only; ingest counts and stream subscribers', async (t) => {
+  const { app } = await provider(t, { metricsToken: 'metrics-secret' })
+  await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: ndjson(event('m-1'), event('e-01'), 'nonsense') })
+  t.equal((await app.inject({ url: '/metrics' })).statusCode, 401)
+  t.equal((await app.inject({ url: '/metrics', headers: AUTH })).statusCode, 401, 'a consumer token does not read metrics')
+  const metrics = await app.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-secret' } })
+  t.equal(metrics.statusCode, 200)
+  t.match(metrics.headers['content-type'], 'text/plain')
+  t.match(metrics.body, 'events_ingested_total{outcome="written"} 1')
+  t.match(metrics.body, 'events_ingested_total{outcome="refused"} 2')
+  t.match(metrics.body, 'stream_subscribers 0')
+  t.notMatch(metrics.body, 'mqtt_connected ', 'no MQTT figures without MQTT_URL')
+
+  const { app: without } = await provider(t)
+  t.equal((await without.inject({ url: '/metrics', headers: AUTH })).statusCode, 404, 'not served without METRICS_TOKEN')
+})

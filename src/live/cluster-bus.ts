@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Message } from '../../schemas/message.js'
 import type { LiveEvent, LiveSource } from './live-event.js'
-import type { AcceptedEvent, BrokerState, LiveBus, LiveListener } from './live-bus.js'
+import type { AcceptedEvent, BrokerStatus, LiveBus, LiveListener } from './live-bus.js'
 import type { MqttPublisher } from './mqtt-publisher.js'
 import { SequenceHub } from './sequence-hub.js'
 
@@ -14,7 +14,7 @@ type ToPrimary =
 type ToWorker =
   | { live: 'events', first: number, jsons: string[], origin: number | null }
   | { live: 'granted', id: number }
-  | { live: 'broker', state: BrokerState }
+  | { live: 'broker', status: BrokerStatus | undefined }
 
 function isLive (message: unknown): message is { live: string } {
   return typeof message === 'object' && message !== null && typeof (message as { live?: unknown }).live === 'string'
@@ -31,7 +31,7 @@ export class ClusterHub {
   readonly #hub: SequenceHub
   readonly #waiting: Array<{ worker: Worker, id: number }> = []
   #holder: { worker: Worker, id: number } | undefined
-  #brokerState: BrokerState
+  #brokerStatus: BrokerStatus | undefined
 
   constructor (mqtt: MqttPublisher | undefined) {
     this.#hub = new SequenceHub((first, events, origin) => {
@@ -40,14 +40,14 @@ export class ClusterHub {
         if (worker?.isConnected() === true) worker.send(message)
       }
     }, mqtt)
-    this.#brokerState = this.#hub.brokerState()
+    this.#brokerStatus = this.#hub.brokerStatus()
     if (mqtt !== undefined) {
-      // Workers learn the broker's state for their readiness probe.
+      // Workers learn the broker's status for their readiness probe and metrics.
       setInterval(() => {
-        const state = this.#hub.brokerState()
-        if (state === this.#brokerState) return
-        this.#brokerState = state
-        this.#toAll({ live: 'broker', state })
+        const status = this.#hub.brokerStatus()
+        if (JSON.stringify(status) === JSON.stringify(this.#brokerStatus)) return
+        this.#brokerStatus = status
+        this.#toAll({ live: 'broker', status })
       }, 500).unref()
     }
   }
@@ -58,7 +58,7 @@ export class ClusterHub {
 
   /** Hooks a new worker up; call for every fork. */
   attach (worker: Worker): void {
-    worker.send({ live: 'broker', state: this.#brokerState } satisfies ToWorker)
+    worker.send({ live: 'broker', status: this.#brokerStatus } satisfies ToWorker)
     worker.on('message', (message: unknown) => {
       if (!isLive(message)) return
       const request = message as ToPrimary
@@ -106,7 +106,7 @@ export class ClusterWorkerBus implements LiveBus {
   readonly #grants = new Map<number, () => void>()
   readonly #onMessage: (message: unknown) => void
   #nextLockId = 1
-  #brokerState: BrokerState
+  #brokerStatus: BrokerStatus | undefined
 
   constructor (logId: string) {
     this.logId = logId
@@ -122,7 +122,7 @@ export class ClusterWorkerBus implements LiveBus {
         this.#grants.get(event.id)?.()
         this.#grants.delete(event.id)
       } else if (event.live === 'broker') {
-        this.#brokerState = event.state
+        this.#brokerStatus = event.status
       }
     }
     process.on('message', this.#onMessage)
@@ -149,8 +149,8 @@ export class ClusterWorkerBus implements LiveBus {
     }
   }
 
-  brokerState (): BrokerState {
-    return this.#brokerState
+  brokerStatus (): BrokerStatus | undefined {
+    return this.#brokerStatus
   }
 
   async close (): Promise<void> {

@@ -9,8 +9,14 @@ export interface AcceptedEvent {
 
 export type LiveListener = (events: readonly LiveEvent[], source: LiveSource) => void
 
-/** The broker's state, for the readiness probe; undefined without MQTT. */
-export type BrokerState = 'connected' | 'disconnected' | undefined
+/** The broker as this provider sees it (readiness, metrics); undefined without MQTT. */
+export interface BrokerStatus {
+  connected: boolean
+  /** Events waiting to be published or acknowledged. */
+  waiting: number
+  /** Events dropped since start because more than MQTT_QUEUE_MAX waited. */
+  dropped: number
+}
 
 /**
  * How a process of the provider hears of accepted events, its own and everyone else's, each
@@ -28,7 +34,7 @@ export interface LiveBus {
   listen (listener: LiveListener): void
   /** Runs `write` while no other process of this provider writes to the store. */
   exclusive<T> (write: () => Promise<T>): Promise<T>
-  brokerState (): BrokerState
+  brokerStatus (): BrokerStatus | undefined
   close (): Promise<void>
 }
 

@@ -1,5 +1,5 @@
 import type { LiveEvent } from './live-event.js'
-import { newLogId, SerialQueue, type AcceptedEvent, type BrokerState, type LiveBus, type LiveListener } from './live-bus.js'
+import { newLogId, SerialQueue, type AcceptedEvent, type BrokerStatus, type LiveBus, type LiveListener } from './live-bus.js'
 import type { MqttPublisher } from './mqtt-publisher.js'
 import { SequenceHub } from './sequence-hub.js'
 
@@ -34,8 +34,8 @@ export class LocalBus implements LiveBus {
     return this.#writes.run(write)
   }
 
-  brokerState (): BrokerState {
-    return this.#hub.brokerState()
+  brokerStatus (): BrokerStatus | undefined {
+    return this.#hub.brokerStatus()
   }
 
   async close (): Promise<void> {

@@ -1,6 +1,6 @@
 import { parseEventLine } from '../data/event-lines.js'
 import { encodeMessage } from '../store/message-json.js'
-import type { AcceptedEvent, BrokerState } from './live-bus.js'
+import type { AcceptedEvent, BrokerStatus } from './live-bus.js'
 import type { MqttPublisher } from './mqtt-publisher.js'
 
 /** Who accepted a batch: a process of this provider (its key), or another instance (heard on MQTT). */
@@ -43,9 +43,9 @@ export class SequenceHub {
     this.#accept(events, { process })
   }
 
-  brokerState (): BrokerState {
-    if (this.#mqtt === undefined) return undefined
-    return this.#mqtt.connected ? 'connected' : 'disconnected'
+  brokerStatus (): BrokerStatus | undefined {
+    const mqtt = this.#mqtt
+    return mqtt === undefined ? undefined : { connected: mqtt.connected, waiting: mqtt.waiting, dropped: mqtt.dropped }
   }
 
   async close (): Promise<void> {

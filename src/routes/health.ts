@@ -32,8 +32,9 @@ const healthRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       else request.log.warn({ store: fastify.events.kind, reason }, 'the event store is not ready')
       lastReason = reason
     }
-    const mqtt = fastify.live.brokerState()
-    return reply.code(health.ready ? 200 : 503).send({ status: health.ready ? 'ok' as const : 'unavailable' as const, ...(mqtt === undefined ? {} : { mqtt }) })
+    const broker = fastify.live.brokerStatus()
+    const status = health.ready ? 'ok' as const : 'unavailable' as const
+    return reply.code(health.ready ? 200 : 503).send(broker === undefined ? { status } : { status, mqtt: broker.connected ? 'connected' as const : 'disconnected' as const })
   })
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Counter } from 'prom-client'
 import { ErrorObject } from '../../schemas/error.js'
 import { IngestResponse, NDJSON_CONTENT_TYPE } from '../../schemas/ingest.js'
 import type { EventLine } from '../data/event-lines.js'
@@ -18,6 +19,8 @@ export interface IngestRouteOptions {
  * objects: each line or element is checked on its own) apply to this route alone.
  */
 const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async function (fastify, options) {
+  const ingested = new Counter({ name: 'events_ingested_total', help: 'Lines posted to /ingest/events, by outcome (written, unchanged, refused)', labelNames: ['outcome'] as const, registers: [fastify.metrics] })
+
   fastify.removeAllContentTypeParsers()
   fastify.addContentTypeParser([NDJSON_CONTENT_TYPE, 'application/json'], { parseAs: 'string', bodyLimit: options.maxBytes }, (_request, body, done) => {
     done(null, body)
@@ -48,11 +51,15 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
     const outcome = events.length === 0
       ? { written: 0, unchanged: 0, refused: [] }
       : await fastify.live.ingest(events)
-    return {
+    const answer = {
       written: outcome.written,
       unchanged: outcome.unchanged,
       refused: [...refused, ...outcome.refused].sort((a, b) => a.line - b.line)
     }
+    ingested.inc({ outcome: 'written' }, answer.written)
+    ingested.inc({ outcome: 'unchanged' }, answer.unchanged)
+    ingested.inc({ outcome: 'refused' }, answer.refused.length)
+    return answer
   })
 }
 

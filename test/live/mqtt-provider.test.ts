@@ -29,7 +29,7 @@ async function ingest (app: FastifyInstance, events: unknown[]) {
 async function providerWithBroker (t: Parameters<typeof build>[0] & { testdir (): string }, url: string) {
   const eventsFile = join(t.testdir(), 'events.ndjson')
   copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
-  return await build(t, { eventsFile, mqtt: loadConfig({ MQTT_URL: url }).mqtt })
+  return await build(t, { eventsFile, mqtt: loadConfig({ MQTT_URL: url }).mqtt, metricsToken: 'metrics' })
 }
 
 t.test('every accepted event is published at QoS 1 to its topic, byte for byte as served', { skip }, async (t) => {
@@ -73,6 +73,11 @@ t.test('the broker stopped and restarted while ingesting: the provider serves on
   for (let i = 0; i < 5; i++) await post(40)
   const ready = await app.inject({ url: '/health/ready' })
   t.same(ready.json(), { status: 'ok', mqtt: 'disconnected' }, 'ready, and says the broker is away')
+  const metrics = (await app.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics' } })).body
+  t.match(metrics, 'mqtt_connected 0')
+  t.match(metrics, /mqtt_backlog_events (\d+)/)
+  t.ok(Number(/mqtt_backlog_events (\d+)/.exec(metrics)?.[1]) >= 200, 'the events waiting for the broker are counted')
+  t.match(metrics, 'mqtt_dropped_events 0')
   const read = await app.inject({ url: `/svc/v2/events?start_date=2025-01-01T00:00:00Z&message_ids=${sent.at(-1)!}`, headers: AUTH })
   t.equal(read.json().data.length, 1, 'serving and ingesting while the broker is down')
   await broker.start()
