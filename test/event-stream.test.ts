@@ -174,3 +174,22 @@ t.test('a subscriber that does not read is disconnected once its unsent data pas
   t.ok(reader.messages.length > 0, `a reading client got events (${reader.messages.length})`)
   t.notOk(reader.ended, 'and goes on')
 })
+
+t.test('a long resume is written in chunks as the client reads, and what is accepted meanwhile follows it, in order, once', async (t) => {
+  const { app, base } = await listening(t)
+  const first = stream(t, `${base}/svc/v2/events/stream`)
+  await first.until((client) => client.status === 200)
+  await ingest(app, [event()])
+  await first.until((client) => client.messages.length === 1)
+  const cursor = first.messages[0]!.id!
+  first.close()
+  for (let i = 0; i < 20; i++) await ingest(app, Array.from({ length: 1000 }, () => event({ date_time: new Date(Date.UTC(2025, 7, 1) + counter).toISOString() })))
+  const resumed = stream(t, `${base}/svc/v2/events/stream`, { ...AUTH, 'last-event-id': cursor })
+  await resumed.until((client) => client.status === 200)
+  const during = ingest(app, Array.from({ length: 100 }, () => event({ date_time: new Date(Date.UTC(2025, 7, 2) + counter).toISOString() })))
+  await during
+  await resumed.until((client) => client.messages.length === 20_100, 15_000, 'the backlog and what came meanwhile')
+  const seqs = resumed.messages.map((frame) => Number(frame.id!.split('-').at(-1)))
+  t.ok(seqs.every((seq, i) => i === 0 || seq === seqs[i - 1]! + 1), 'every event once, in the order accepted')
+  t.equal(seqs[0], Number(cursor.split('-').at(-1)) + 1, 'from just after the cursor')
+})

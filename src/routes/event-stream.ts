@@ -1,4 +1,5 @@
 import { once } from 'node:events'
+import type { ServerResponse } from 'node:http'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ErrorObject } from '../../schemas/error.js'
@@ -69,24 +70,45 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     request.raw.socket.setTimeout(0)
     request.raw.socket.setNoDelay(true)
 
+    /** After a resume or replay: the events held meanwhile, then live. */
+    const goLive = (stream: StreamSubscriber) => {
+      if (stream.closed) return
+      const held = stream.held ?? []
+      stream.held = undefined
+      let frame = ''
+      for (const event of held) frame += messageFrame(log.cursorOf(event.seq), event.json)
+      if (frame !== '') streams.write(stream, frame)
+    }
+
     const stream = new StreamSubscriber(response, filter, filterKey(filter))
     response.on('close', () => streams.remove(stream))
     if (errors.length > 0) streams.write(stream, namedFrame('item_errors', errors))
 
     const lastEventId = request.headers['last-event-id']
     if (typeof lastEventId === 'string' && lastEventId !== '') {
-      // What it missed and then live, in one turn of the event loop: nothing falls in between.
       const resumed = log.resume(lastEventId)
       if ('since' in resumed) {
         streams.write(stream, namedFrame('reset', { since: resumed.since }))
-      } else {
-        let frame = ''
-        for (const event of resumed.events) {
-          if (fastify.entityRegistry.knowsEntityOf(event.message) && stream.matches(event.message)) frame += messageFrame(log.cursorOf(event.seq), event.json)
-        }
-        if (frame !== '') streams.write(stream, frame)
+        streams.add(stream)
+        return
       }
+      // What it missed (a snapshot of the log, taken in this turn), then what came meanwhile
+      // (held), then live: nothing falls in between, nothing comes twice.
+      stream.held = []
       streams.add(stream)
+      const known = fastify.entityRegistry
+      let frame = ''
+      for (const event of resumed.events) {
+        if (stream.closed) return
+        if (!known.knowsEntityOf(event.message) || !stream.matches(event.message)) continue
+        frame += messageFrame(log.cursorOf(event.seq), event.json)
+        if (frame.length >= RESUME_CHUNK) {
+          await writeWaiting(response, frame, options.maxBufferBytes)
+          frame = ''
+        }
+      }
+      if (frame !== '') await writeWaiting(response, frame, options.maxBufferBytes)
+      goLive(stream)
       return
     }
     if (startMs === undefined) {
@@ -113,9 +135,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
             : encoded.bytes.toString('utf8', encoded.offsets[encoded.positions[i]!]!, encoded.offsets[encoded.positions[i]! + 1]!)
           frame += messageFrame(cursor, json)
         }
-        if (frame !== '') response.write(frame)
-        // A replay waits for a slow reader instead of dropping it.
-        if (response.writableLength > options.maxBufferBytes / 2) await Promise.race([once(response, 'drain'), once(response, 'close')])
+        if (frame !== '') await writeWaiting(response, frame, options.maxBufferBytes)
       }
     } catch (error) {
       request.log.error({ err: error }, 'stream replay cut: the store failed')
@@ -123,13 +143,18 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       response.destroy()
       return
     }
-    if (stream.closed) return
-    const held = stream.held
-    stream.held = undefined
-    let frame = ''
-    for (const event of held) frame += messageFrame(log.cursorOf(event.seq), event.json)
-    if (frame !== '') streams.write(stream, frame)
+    goLive(stream)
   })
+}
+
+/** Resumed events are written in chunks of about this many characters, each waiting for the reader. */
+const RESUME_CHUNK = 64 * 1024
+
+/** A replay or resume waits for a slow reader (its unsent data under half the bound) instead of dropping it. */
+async function writeWaiting (response: ServerResponse, frame: string, maxBufferBytes: number): Promise<void> {
+  if (response.destroyed) return
+  response.write(frame)
+  if (response.writableLength > maxBufferBytes / 2) await Promise.race([once(response, 'drain'), once(response, 'close')])
 }
 
 /** Streams with the same filter share the frames built for them. */
