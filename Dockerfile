@@ -16,6 +16,8 @@ COPY package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY data data
+# The memory store's working copy of the demo events (EVENTS_FILE unset) is written here.
+RUN mkdir var && chown node var
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \

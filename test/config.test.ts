@@ -2,13 +2,16 @@ import t from 'tap'
 import { join } from 'node:path'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { demoDataDir } from '../src/project-root.js'
+import { DEMO_EVENTS_FILE } from '../src/store/memory/index.js'
 
 t.test('defaults: port 8080 on every interface, memory store on the demo data, a generated token', async (t) => {
   const config = loadConfig({})
   t.equal(config.port, 8080)
   t.equal(config.host, '0.0.0.0')
   t.equal(config.store.name, 'memory')
-  t.same(config.store.settings, { eventsFile: join(demoDataDir, 'events.ndjson') })
+  t.same(config.store.settings, { eventsFile: DEMO_EVENTS_FILE, seedFile: join(demoDataDir, 'events.ndjson') }, 'a working copy of the demo events, so ingests never write into data/')
+  t.equal(config.generatedIngestToken, true)
+  t.not(config.ingestTokens[0], config.apiTokens[0], 'an ingest token of its own')
   t.equal(config.entitiesFile, join(demoDataDir, 'entities.json'))
   t.equal(config.specificationsFile, join(demoDataDir, 'specifications.json'))
   t.equal(config.logLevel, 'info')

@@ -15,12 +15,17 @@ export class MemoryEventWriter implements EventWriter {
   readonly #known = new Map<string, Message>()
   readonly #appender: EventsFileAppender
 
-  constructor (file: string) {
+  readonly #prepareFile: () => Promise<void>
+
+  /** `prepareFile` makes sure the file is where it should be (the demo's working copy) before it is read. */
+  constructor (file: string, prepareFile: () => Promise<void> = async () => {}) {
     this.#file = file
     this.#appender = new EventsFileAppender(file)
+    this.#prepareFile = prepareFile
   }
 
   async prepareForWrites (): Promise<void> {
+    await this.#prepareFile()
     if (!existsSync(this.#file)) return
     const lines = createInterface({ input: createReadStream(this.#file, { encoding: 'utf8' }), crlfDelay: Infinity })
     for await (const text of lines) {
