@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve as resolvePath } from 'node:path'
+import { freePort } from '../free-port.js'
 
 /**
  * A real InfluxDB 1.x (Debian's influxd) on free loopback ports, with its data in a temporary
@@ -34,16 +35,6 @@ export function influxSkipReason (): string | false {
   if (influxdAvailable()) return false
   if (process.env.CI === 'true') throw new Error('influxd is not installed, and CI requires the InfluxDB tests (apt-get install influxdb)')
   return 'influxd is not installed (apt-get install influxdb), and INFLUX_URL is not set'
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
 }
 
 async function waitForPing (url: string, child: ChildProcess, log: () => string): Promise<void> {

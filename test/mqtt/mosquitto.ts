@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { connect, createServer } from 'node:net'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve as resolvePath } from 'node:path'
 import { connect as connectMqtt, type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt'
+import { freePort } from '../free-port.js'
 
 /** Debian's broker (apt-get install mosquitto); MOSQUITTO_BIN points elsewhere. */
 const MOSQUITTO = process.env.MOSQUITTO_BIN !== undefined && process.env.MOSQUITTO_BIN !== ''
@@ -42,16 +43,6 @@ process.once('exit', () => { for (const child of running) child.kill('SIGKILL') 
 
 interface Teardown {
   teardown (fn: () => unknown): void
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
 }
 
 function accepts (port: number): Promise<boolean> {

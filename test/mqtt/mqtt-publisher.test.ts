@@ -1,10 +1,9 @@
 import t, { type Test } from 'tap'
-import { createServer } from 'node:net'
-import { once } from 'node:events'
 import type { Message } from '../../schemas/message.js'
 import { MqttPublisher, type MqttPublisherOptions, type PublishableEvent } from '../../src/live/mqtt-publisher.js'
 import { eventTopic } from '../../src/live/mqtt-topic.js'
 import { collect, connectClient, mosquittoSkip, receivedIds, startMosquitto, waitUntil, type Broker } from './mosquitto.js'
+import { freePort as closedPort } from '../free-port.js'
 
 const skip = mosquittoSkip()
 const PREFIX = 'svc/v2/events'
@@ -52,16 +51,6 @@ async function persistentSubscriber (t: Test, broker: Broker, clientId: string) 
   const connacks: boolean[] = []
   client.on('connect', (packet) => { connacks.push(packet.sessionPresent) })
   return { client, received, connacks }
-}
-
-async function closedPort (): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
 }
 
 t.test('an event reaches a subscriber byte for byte, at its topic, QoS 1, with its origin', { skip }, async (t) => {
