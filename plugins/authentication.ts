@@ -1,5 +1,11 @@
 import fp from 'fastify-plugin'
-import { createTokenLookup, type GrantedToken } from '../src/http/bearer-token.js'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { createJwtVerifier, looksLikeJwt, type JwtSettings } from '../src/auth/jwt-verifier.js'
+import type { Principal } from '../src/auth/principal.js'
+import type { TokenDirectory } from '../src/auth/token-directory.js'
+import { loadTokensFile } from '../src/auth/tokens-file.js'
+import { reloadableFile } from '../src/data/reloadable-file.js'
+import { bearerTokenOf } from '../src/http/bearer-token.js'
 import { sendError } from '../src/http/replies.js'
 
 /** What a route needs of a token: the consumer interface reads, the ingest posts. */
@@ -12,28 +18,61 @@ declare module 'fastify' {
     /** The right a token needs here; `read` when not said. */
     access?: RouteAccess
   }
+  interface FastifyRequest {
+    /** Who the token says is asking (set before any route's own checks; null on public routes). */
+    principal: Principal
+  }
 }
 
 export interface AuthenticationOptions {
-  tokens: readonly GrantedToken[]
+  tokens: TokenDirectory
+  /** TOKENS_FILE: named, scoped tokens, reloaded like the registry. */
+  tokensFile: string | undefined
+  jwt: JwtSettings | undefined
 }
 
 /**
- * Every request needs `Authorization: Bearer <token>` with a configured token, before any other
- * check (so unknown paths answer 401 too, and reveal nothing to a caller without a token). A
- * known token without the route's right (an ingest token reading events, a consumer token
- * posting them) is 403 forbidden; on a path no route serves, any known token goes on to the 404.
+ * Every request needs `Authorization: Bearer <token>` with a known token, before any other check
+ * (so unknown paths answer 401 too, and reveal nothing to a caller without a token): a configured
+ * one (API_TOKENS, INGEST_TOKENS), one of TOKENS_FILE, or a JWT of the configured issuer. A known
+ * token without the route's right (an ingest token reading events, a consumer token posting
+ * them) is 403 forbidden; on a path no route serves, any known token goes on to the 404. Log
+ * lines of a named token's requests carry its name, never the token.
  */
 export default fp<AuthenticationOptions>(async function authentication (fastify, options) {
-  const rightsOf = createTokenLookup(options.tokens)
+  const { tokens } = options
+  if (options.tokensFile !== undefined) {
+    const load = (path: string) => loadTokensFile(path, fastify.entityRegistry)
+    const file = await reloadableFile(options.tokensFile, load, (loaded) => ({ tokens: loaded.size }), fastify.log, (loaded) => tokens.replaceFileTokens(loaded))
+    tokens.replaceFileTokens(file.current)
+    fastify.log.info({ file: options.tokensFile, tokens: file.current.size }, 'tokens loaded')
+    fastify.addHook('onClose', async () => { file.close() })
+  }
+  const verifyJwt = options.jwt === undefined ? undefined : createJwtVerifier(options.jwt)
+
+  fastify.decorateRequest('principal', null as unknown as Principal)
+
+  const admit = (principal: Principal, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    request.principal = principal
+    if (principal.name !== undefined) reply.log = request.log = request.log.child({ token: principal.name })
+    if (request.is404 || principal[request.routeOptions.config.access ?? 'read']) return done()
+    sendError(reply, 'forbidden')
+  }
 
   // Callback-style hooks: this runs on every request, and a promise per request is measurable.
   fastify.addHook('onRequest', function checkToken (request, reply, done) {
-    const config = request.routeOptions.config
-    if (config.public === true) return done()
-    const rights = rightsOf(request.raw)
-    if (rights === undefined) return sendError(reply, 'unauthorized_request')
-    if (request.is404 || rights[config.access ?? 'read']) return done()
-    sendError(reply, 'forbidden')
+    if (request.routeOptions.config.public === true) return done()
+    const token = bearerTokenOf(request.raw)
+    if (token === undefined) return sendError(reply, 'unauthorized_request')
+    const principal = tokens.lookup(token)
+    if (principal !== undefined) return admit(principal, request, reply, done)
+    if (verifyJwt === undefined || !looksLikeJwt(token)) return sendError(reply, 'unauthorized_request')
+    verifyJwt(token).then((verified) => {
+      if (verified === undefined) sendError(reply, 'unauthorized_request')
+      else admit(verified, request, reply, done)
+    }, (error: unknown) => {
+      request.log.warn({ err: error }, 'a JWT could not be checked')
+      sendError(reply, 'unauthorized_request')
+    })
   })
-}, { name: 'authentication', fastify: '5.x' })
+}, { name: 'authentication', dependencies: ['entity-registry'], fastify: '5.x' })

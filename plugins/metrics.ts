@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import { Registry } from 'prom-client'
-import { createTokenLookup } from '../src/http/bearer-token.js'
+import { bearerTokenOf, tokenDigest } from '../src/http/bearer-token.js'
 import { sendError } from '../src/http/replies.js'
 
 declare module 'fastify' {
@@ -25,9 +25,10 @@ export default fp<MetricsOptions>(async function metrics (fastify, options) {
   fastify.decorate('metrics', registry)
   const { token } = options
   if (token === undefined) return
-  const isMetricsToken = createTokenLookup([{ token, rights: { read: true, ingest: false } }])
+  const expected = tokenDigest(token)
   fastify.get('/metrics', { config: { public: true } }, async (request, reply) => {
-    if (isMetricsToken(request.raw) === undefined) return sendError(reply, 'unauthorized_request')
+    const offered = bearerTokenOf(request.raw)
+    if (offered === undefined || tokenDigest(offered) !== expected) return sendError(reply, 'unauthorized_request')
     return reply.type(registry.contentType).send(await registry.metrics())
   })
 }, { name: 'metrics', fastify: '5.x' })

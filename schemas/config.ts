@@ -32,6 +32,10 @@ export const CommonEnvironment = Type.Object({
   MQTT_PASSWORD: text('a password for the MQTT broker'),
   MQTT_TOPIC_PREFIX: text('a topic prefix without wildcards, like svc/v2/events', '^[^+#\\u0000]*[^/+#\\u0000]$'),
   MQTT_QUEUE_MAX: text('a number of events from 1 to 100000000', '^[1-9]\\d{0,8}$'),
+  TOKENS_FILE: text('the path of a JSON tokens file', '\\S'),
+  JWT_JWKS_URL: text('an http:// or https:// URL of a JSON Web Key Set', '^https?://\\S+$'),
+  JWT_ISSUER: text('the issuer (iss) of accepted JWTs', '\\S'),
+  JWT_AUDIENCE: text('the audience (aud) of accepted JWTs', '\\S'),
   METRICS_TOKEN: text(
     'a bearer token for GET /metrics (letters, digits and -._~+/, optionally ending in =)',
     '^[A-Za-z0-9\\-._~+/]+=*$'

@@ -10,7 +10,8 @@ import liveEvents from '../plugins/live-events.js'
 import queryRules from '../plugins/query-rules.js'
 import specifications from '../plugins/specifications.js'
 import type { Config } from './config.js'
-import { createTokenLookup, grantedTokens } from './http/bearer-token.js'
+import { TokenDirectory } from './auth/token-directory.js'
+import { bearerTokenOf } from './http/bearer-token.js'
 import { answerClientError } from './http/client-errors.js'
 import { errorObject, sendError } from './http/replies.js'
 import eventSpecificationsRoutes from './routes/event-specifications.js'
@@ -23,6 +24,7 @@ import { StoreContractError } from './store/store-contract.js'
 
 export interface AppOptions {
   config: Config
+  tokens: TokenDirectory
 }
 
 /**
@@ -30,13 +32,13 @@ export interface AppOptions {
  * registrations are queued, not awaited, so the handlers below are in place before any route loads.
  */
 export default async function app (fastify: FastifyInstance, options: AppOptions): Promise<void> {
-  const { config } = options
+  const { config, tokens } = options
   fastify.register(loadLimits, { ...config.limits })
   fastify.register(sensible)
   fastify.register(metrics, { token: config.metricsToken })
-  fastify.register(authentication, { tokens: grantedTokens(config.apiTokens, config.ingestTokens) })
   fastify.register(queryRules)
   fastify.register(entityRegistry, { entitiesFile: config.entitiesFile })
+  fastify.register(authentication, { tokens, tokensFile: config.tokensFile, jwt: config.jwt })
   fastify.register(eventStore, { store: config.store })
   fastify.register(specifications, { specificationsFile: config.specificationsFile })
   fastify.register(liveEvents, { stream: config.stream, mqtt: config.mqtt })
@@ -109,12 +111,14 @@ export function serverOptions (config: Config): FastifyServerOptions {
 
 /** A ready-to-use provider for the given configuration (tests and the server both use it). */
 export async function buildApp (config: Config, overrides: FastifyServerOptions = {}): Promise<FastifyInstance> {
-  const rightsOf = createTokenLookup(grantedTokens(config.apiTokens, config.ingestTokens))
+  const tokens = new TokenDirectory(config.apiTokens, config.ingestTokens)
   const fastify: FastifyInstance = Fastify({
     ...serverOptions(config),
-    // A URL Fastify cannot decode (`/%`): no route can match it; the token still comes first.
+    // A URL Fastify cannot decode (`/%`): no route can match it; the token still comes first
+    // (a JWT is not verified for it: 401).
     frameworkErrors: (error, request, reply) => {
-      if (rightsOf(request.raw) === undefined) return sendError(reply, 'unauthorized_request')
+      const token = bearerTokenOf(request.raw)
+      if (token === undefined || tokens.lookup(token) === undefined) return sendError(reply, 'unauthorized_request')
       request.log.info({ err: error }, 'request refused')
       return sendError(reply, 'not_found')
     },
@@ -128,7 +132,7 @@ export async function buildApp (config: Config, overrides: FastifyServerOptions 
   // An Expect other than 100-continue: Node would answer an empty 417. HTTP lets a server
   // ignore an expectation it does not know, so the request is served as any other.
   fastify.server.on('checkExpectation', (request, response) => { fastify.routing(request, response) })
-  fastify.register(app, { config })
+  fastify.register(app, { config, tokens })
   await fastify.ready()
   return fastify
 }

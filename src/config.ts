@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { Type, type TObject } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { CommonEnvironment } from '../schemas/config.js'
+import type { JwtSettings } from './auth/jwt-verifier.js'
 import { ConfigError } from './config-error.js'
 import { demoDataDir } from './project-root.js'
 import { configureStore, type ConfiguredStore, type StoreDescriptor } from './store/store-descriptor.js'
@@ -27,6 +28,10 @@ export interface Config {
   /** The largest ingest body accepted (413 payload_too_large beyond). */
   ingestMaxBytes: number
   stream: StreamSettings
+  /** TOKENS_FILE: named, possibly scoped tokens. */
+  tokensFile: string | undefined
+  /** JWT_*: OAuth2 access tokens of an identity provider; undefined: none accepted. */
+  jwt: JwtSettings | undefined
   /** The bearer token of GET /metrics; undefined: the endpoint is not served. */
   metricsToken: string | undefined
   /** undefined without MQTT_URL: no MQTT, the in-process bus. */
@@ -127,6 +132,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       maxBufferBytes: Number(common.STREAM_MAX_BUFFER_BYTES ?? 1024 * 1024)
     },
     metricsToken: common.METRICS_TOKEN,
+    tokensFile: common.TOKENS_FILE,
+    jwt: jwtSettings(common),
     mqtt: common.MQTT_URL === undefined
       ? undefined
       : {
@@ -153,6 +160,17 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       retryAfterSeconds: 5
     }
   }
+}
+
+/** The three JWT variables go together: one without the others is a mistake, not a choice. */
+function jwtSettings (common: CommonEnvironment): JwtSettings | undefined {
+  const { JWT_JWKS_URL: jwksUrl, JWT_ISSUER: issuer, JWT_AUDIENCE: audience } = common
+  if (jwksUrl === undefined && issuer === undefined && audience === undefined) return undefined
+  if (jwksUrl === undefined || issuer === undefined || audience === undefined) {
+    const missing = [['JWT_JWKS_URL', jwksUrl], ['JWT_ISSUER', issuer], ['JWT_AUDIENCE', audience]].filter(([, value]) => value === undefined).map(([name]) => name)
+    throw new ConfigError(`${missing.join(' and ')} must be set too: JWTs are accepted only with JWT_JWKS_URL, JWT_ISSUER and JWT_AUDIENCE`)
+  }
+  return { jwksUrl, issuer, audience }
 }
 
 const DURATION_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }

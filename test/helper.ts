@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
 import type { ConfiguredStore } from '../src/store/store-descriptor.js'
@@ -33,6 +33,8 @@ export function testConfig ({ eventsFile, ...overrides }: Partial<Config> & { ev
     stream: defaults.stream,
     mqtt: undefined,
     metricsToken: undefined,
+    tokensFile: undefined,
+    jwt: undefined,
     store: storeFromEnv({ STORE: 'memory', EVENTS_FILE: eventsFile ?? join(fixturesDir, 'events.ndjson') }),
     entitiesFile: join(fixturesDir, 'entities.json'),
     specificationsFile: join(fixturesDir, 'specifications.json'),
@@ -48,8 +50,8 @@ interface Teardown {
 }
 
 /** A ready provider on the test fixtures (or the given configuration), closed when the test ends. */
-export async function build (t: Teardown, overrides: Parameters<typeof testConfig>[0] = {}): Promise<FastifyInstance> {
-  const app = await buildApp(testConfig(overrides))
+export async function build (t: Teardown, overrides: Parameters<typeof testConfig>[0] = {}, serverOverrides: FastifyServerOptions = {}): Promise<FastifyInstance> {
+  const app = await buildApp(testConfig(overrides), serverOverrides)
   t.teardown(() => app.close())
   return app
 }

@@ -28,7 +28,9 @@ export async function reloadableFile<T> (
   file: string,
   load: (file: string) => Promise<T>,
   counts: (value: T) => object,
-  log: ReloadLog
+  log: ReloadLog,
+  /** Called with each value that replaces the current one (not the first). */
+  onReload?: (value: T) => void
 ): Promise<ReloadableFile<T>> {
   let current = await load(file)
   let pending: NodeJS.Timeout | undefined
@@ -38,6 +40,7 @@ export async function reloadableFile<T> (
     loading = loading.then(async () => {
       try {
         current = await load(file)
+        onReload?.(current)
         log.info({ file, ...counts(current) }, 'reloaded')
       } catch (error) {
         log.error({ file }, `reload failed, the previous version stays in service: ${(error as Error).message}`)

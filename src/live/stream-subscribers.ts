@@ -8,6 +8,8 @@ import type { LiveEvent } from './live-event.js'
 /** What a stream asks for: the events endpoint's entity selection and exclusive filter. */
 export interface StreamFilter {
   entities: EntitySelection | undefined
+  /** A scoped token's visible entities. */
+  scope?: EntitySelection | undefined
   category?: Message['message_category'] | undefined
   messageCodes?: ReadonlySet<string> | undefined
 }

@@ -1,6 +1,7 @@
 import type { EntitiesFile } from '../../schemas/entities.js'
 import type { ItemError } from '../../schemas/events.js'
 import type { Message } from '../../schemas/message.js'
+import type { TokenScope } from '../../schemas/tokens.js'
 import { intern } from '../data/intern.js'
 import type { EntitySelection } from '../store/event-store.js'
 
@@ -14,6 +15,8 @@ export interface ResolvedEntities {
   /** undefined: no entity was asked for, so every known entity is selected. */
   selection: EntitySelection | undefined
   errors: ItemError[]
+  /** A scoped token's visible entities, for the query's scope filter; undefined: unscoped. */
+  visible: EntitySelection | undefined
 }
 
 /** The devices, spaces and tags the provider knows, and how tags expand into them. */
@@ -21,6 +24,8 @@ export class EntityRegistry {
   readonly #deviceSpace = new Map<string, string>()
   readonly #spaces = new Set<string>()
   readonly #tags = new Map<string, { deviceIds: readonly string[], spaceIds: readonly string[] }>()
+  /** Scopes resolved against this registry (a reloaded registry resolves them afresh). */
+  readonly #visible = new WeakMap<TokenScope, EntitySelection>()
 
   constructor (entities: EntitiesFile) {
     // The same string objects as the events' (see intern.ts): lookups compare pointers.
@@ -39,32 +44,79 @@ export class EntityRegistry {
       : event.space_id !== undefined && this.#spaces.has(event.space_id)
   }
 
-  /** Unions the listed devices, spaces and the members of the listed tags; unknown IDs become item errors, in the order asked. */
-  resolve (request: EntityRequest): ResolvedEntities {
+  /**
+   * What a scope lets its token see: its devices and spaces, and those of its tags. An event is
+   * visible when its device or its space is. IDs this registry does not know are left out.
+   */
+  visibleOf (scope: TokenScope): EntitySelection {
+    let visible = this.#visible.get(scope)
+    if (visible !== undefined) return visible
+    const deviceIds = new Set<string>()
+    const spaceIds = new Set<string>()
+    for (const id of scope.device_ids ?? []) if (this.#deviceSpace.has(id)) deviceIds.add(intern(id))
+    for (const id of scope.space_ids ?? []) if (this.#spaces.has(id)) spaceIds.add(intern(id))
+    for (const id of scope.tag_ids ?? []) {
+      const tag = this.#tags.get(id)
+      for (const device of tag?.deviceIds ?? []) deviceIds.add(intern(device))
+      for (const space of tag?.spaceIds ?? []) spaceIds.add(intern(space))
+    }
+    visible = { deviceIds, spaceIds }
+    this.#visible.set(scope, visible)
+    return visible
+  }
+
+  /** The IDs a scope names that this registry does not know, as `kind "id"`. */
+  unknownIn (scope: TokenScope): string[] {
+    return [
+      ...(scope.device_ids ?? []).filter((id) => !this.#deviceSpace.has(id)).map((id) => `device ${JSON.stringify(id)}`),
+      ...(scope.space_ids ?? []).filter((id) => !this.#spaces.has(id)).map((id) => `space ${JSON.stringify(id)}`),
+      ...(scope.tag_ids ?? []).filter((id) => !this.#tags.has(id)).map((id) => `tag ${JSON.stringify(id)}`)
+    ]
+  }
+
+  /**
+   * Unions the listed devices, spaces and the members of the listed tags; unknown IDs become item
+   * errors, in the order asked. With a scope, IDs outside it are answered exactly as unknown ones
+   * (a consumer cannot learn what others have): a device is in it when it or its space is, a
+   * space when it is, a tag when the scope names it or every member of it is in it; and no
+   * entity asked for selects everything in it.
+   */
+  resolve (request: EntityRequest, scope?: TokenScope): ResolvedEntities {
+    const visible = scope === undefined ? undefined : this.visibleOf(scope)
+    const resolved = this.#resolve(request, visible, scope)
+    if (visible !== undefined && resolved.selection === undefined) resolved.selection = visible
+    return resolved
+  }
+
+  #resolve (request: EntityRequest, visible: EntitySelection | undefined, scope: TokenScope | undefined): ResolvedEntities {
+    const seesDevice = (id: string) => visible === undefined || visible.deviceIds.has(id) || visible.spaceIds.has(this.#deviceSpace.get(id)!)
+    const seesSpace = (id: string) => visible === undefined || visible.spaceIds.has(id)
+    const seesTag = (id: string, tag: { deviceIds: readonly string[], spaceIds: readonly string[] }) =>
+      visible === undefined || (scope?.tag_ids?.includes(id) ?? false) || (tag.deviceIds.every(seesDevice) && tag.spaceIds.every(seesSpace))
     const { deviceIds, spaceIds, tagIds } = request
     if (deviceIds === undefined && spaceIds === undefined && tagIds === undefined) {
-      return { selection: undefined, errors: [] }
+      return { selection: undefined, errors: [], visible }
     }
     const devices = new Set<string>()
     const spaces = new Set<string>()
     const errors: ItemError[] = []
     for (const id of deviceIds ?? []) {
-      if (this.#deviceSpace.has(id)) devices.add(id)
+      if (this.#deviceSpace.has(id) && seesDevice(id)) devices.add(id)
       else errors.push({ id, item_type: 'device', message: 'invalid_device' })
     }
     for (const id of spaceIds ?? []) {
-      if (this.#spaces.has(id)) spaces.add(id)
+      if (this.#spaces.has(id) && seesSpace(id)) spaces.add(id)
       else errors.push({ id, item_type: 'space', message: 'invalid_space' })
     }
     for (const id of tagIds ?? []) {
       const tag = this.#tags.get(id)
-      if (tag === undefined) {
+      if (tag === undefined || !seesTag(id, tag)) {
         errors.push({ id, item_type: 'tag', message: 'invalid_tag' })
         continue
       }
       for (const device of tag.deviceIds) devices.add(device)
       for (const space of tag.spaceIds) spaces.add(space)
     }
-    return { selection: { deviceIds: devices, spaceIds: spaces }, errors }
+    return { selection: { deviceIds: devices, spaceIds: spaces }, errors, visible }
   }
 }

@@ -49,13 +49,13 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       reply.header('retry-after', String(options.retryAfterSeconds))
       return sendError(reply, 'service_unavailable')
     }
-    const { selection, errors } = fastify.entityRegistry.resolve({
+    const { selection, errors, visible } = fastify.entityRegistry.resolve({
       deviceIds: splitList(parameters.device_ids),
       spaceIds: splitList(parameters.space_ids),
       tagIds: splitList(parameters.tag_ids)
-    })
+    }, request.principal.scope)
     const messageCodes = splitList(parameters.message_codes)
-    const filter: StreamFilter = { entities: selection, category: parameters.message_category, messageCodes: messageCodes && new Set(messageCodes) }
+    const filter: StreamFilter = { entities: selection, scope: visible, category: parameters.message_category, messageCodes: messageCodes && new Set(messageCodes) }
 
     reply.hijack()
     const response = reply.raw
@@ -159,10 +159,11 @@ async function writeWaiting (response: ServerResponse, frame: string, maxBufferB
 
 /** Streams with the same filter share the frames built for them. */
 function filterKey (filter: StreamFilter): string {
-  const { entities, category, messageCodes } = filter
-  if (entities === undefined && category === undefined && messageCodes === undefined) return ''
+  const { entities, scope, category, messageCodes } = filter
+  if (entities === undefined && scope === undefined && category === undefined && messageCodes === undefined) return ''
   return JSON.stringify([
     entities === undefined ? null : [[...entities.deviceIds].sort(), [...entities.spaceIds].sort()],
+    scope === undefined ? null : [[...scope.deviceIds].sort(), [...scope.spaceIds].sort()],
     category ?? null,
     messageCodes === undefined ? null : [...messageCodes].sort()
   ])

@@ -18,7 +18,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     // The dates are the last check (403), after the name rules and the schema's values (400s).
     const range = dateRangeOf(request.query.start_date, request.query.end_date, Date.now())
     if (typeof range === 'string') return sendError(reply, range)
-    const { query, errors } = buildEventQuery(request.query, range, fastify.entityRegistry)
+    const { query, errors } = buildEventQuery(request.query, range, fastify.entityRegistry, request.principal.scope)
     const body = await renderEventsBody(fastify.events.query(query), errors, {
       // Logged whatever LOG_LEVEL hides of the request lines: the client got a 200 whose body
       // stops without its end, and the operator must learn why.

@@ -9,6 +9,11 @@ export interface EventQuery {
   endMs: number
   /** undefined: every entity. Otherwise events of these devices, or that happened in these spaces. */
   entities: EntitySelection | undefined
+  /**
+   * A scoped token's visible entities (undefined: unscoped): only events whose device or space
+   * is among them. A store may ignore it; the contract (store-contract.ts) applies it.
+   */
+  scope?: EntitySelection | undefined
   messageIds?: ReadonlySet<string> | undefined
   category?: MessageCategory | undefined
   messageCodes?: ReadonlySet<string> | undefined

@@ -2,7 +2,7 @@ import { Identifier } from '../../schemas/identifier.js'
 import type { Message } from '../../schemas/message.js'
 import { formatEventTime } from '../time/rfc3339.js'
 import { compareMessageIds } from './event-order.js'
-import type { EncodedMessages, EventBatch, EventQuery, EventStore } from './event-store.js'
+import type { EncodedMessages, EntitySelection, EventBatch, EventQuery, EventStore } from './event-store.js'
 
 /** Which entities may be served: the registry (src/registry), as this layer needs it. */
 export interface KnownEntities {
@@ -24,7 +24,8 @@ export class StoreContractError extends Error {
  *    query language ever has to express them.
  * 2. Only events of entities the registry knows are served (a store may hold others: files and
  *    InfluxDB are not rewritten when the registry changes).
- * 3. Only events that answer the query: its window, its entities and its exclusive filter.
+ * 3. Only events that answer the query: its window, its entities, its scope (what the token may
+ *    see) and its exclusive filter.
  * 4. Order: date_time, then message_id. A store yields its events in that order (InfluxDB sorts
  *    each millisecond with `orderWithinMilliseconds`); an event earlier than the one before it
  *    fails the answer (StoreContractError), since nothing here could put it back in its place.
@@ -66,16 +67,22 @@ function storableOnly (values: ReadonlySet<string> | undefined): ReadonlySet<str
 export function matchesNothing (query: EventQuery): boolean {
   return query.startMs >= query.endMs ||
     (query.entities !== undefined && query.entities.deviceIds.size === 0 && query.entities.spaceIds.size === 0) ||
+    (query.scope !== undefined && query.scope.deviceIds.size === 0 && query.scope.spaceIds.size === 0) ||
     query.messageIds?.size === 0 || query.messageCodes?.size === 0
 }
 
-/** Rule 3 without the window: whether one event answers the query's entities and exclusive filter. */
+/** Rule 3 without the window: whether one event answers the query's entities, scope and exclusive filter. */
 export function matchesFilters (query: EventQuery, message: Message): boolean {
-  const { entities } = query
-  if (entities !== undefined &&
-    !(message.device_id !== undefined && entities.deviceIds.has(message.device_id)) &&
-    !(message.space_id !== undefined && entities.spaceIds.has(message.space_id))) return false
+  const { entities, scope } = query
+  if (entities !== undefined && !isOf(entities, message)) return false
+  if (scope !== undefined && !isOf(scope, message)) return false
   return matchesExclusiveFilter(query, message)
+}
+
+/** Whether an event's device, or the space it happened in, is among these entities. */
+function isOf (entities: EntitySelection, message: Message): boolean {
+  return (message.device_id !== undefined && entities.deviceIds.has(message.device_id)) ||
+    (message.space_id !== undefined && entities.spaceIds.has(message.space_id))
 }
 
 /** Whether one event answers the query's message_ids, message_category or message_codes, if any. */

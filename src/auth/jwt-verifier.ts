@@ -1,0 +1,73 @@
+import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose'
+import type { TokenScope } from '../../schemas/tokens.js'
+import type { Principal } from './principal.js'
+
+export interface JwtSettings {
+  jwksUrl: string
+  issuer: string
+  audience: string
+  /** The least time between two fetches of the key set for unknown kids (jose's default: 30 s; tests set less). */
+  cooldownMs?: number
+}
+
+/** Resolves a bearer token that is a valid JWT to its principal; undefined for any invalid one. */
+export type JwtVerifier = (token: string) => Promise<Principal | undefined>
+
+const SCOPE_CLAIMS = ['tag_ids', 'space_ids', 'device_ids'] as const
+
+/**
+ * OAuth2 access tokens (client credentials) from an identity provider: a JWT signed with RS256 or
+ * ES256 by a key of JWT_JWKS_URL, unexpired (and not before its nbf), with JWT_ISSUER and
+ * JWT_AUDIENCE. The keys are fetched once, cached, and fetched again for a `kid` not in the
+ * cache (at most every 30 s: jose's cooldown, so a flood of forged kids cannot hammer the
+ * identity provider). Its scope comes from the claims `tag_ids`, `space_ids`, `device_ids`
+ * (arrays of strings; none of them: every entity), with the semantics of TOKENS_FILE's scopes;
+ * IDs the registry does not know simply select nothing.
+ */
+export function createJwtVerifier (settings: JwtSettings): JwtVerifier {
+  const keys = createRemoteJWKSet(new URL(settings.jwksUrl), settings.cooldownMs === undefined ? {} : { cooldownDuration: settings.cooldownMs })
+  // A client sends its token with every request until it expires: verified once, then looked up
+  // (its signature check and its scope's resolution are not repeated per request).
+  const verified = new Map<string, { principal: Principal, expiresMs: number }>()
+  return async (token) => {
+    const known = verified.get(token)
+    if (known !== undefined) {
+      if (known.expiresMs > Date.now()) return known.principal
+      verified.delete(token)
+    }
+    let payload: JWTPayload
+    try {
+      ({ payload } = await jwtVerify(token, keys, { issuer: settings.issuer, audience: settings.audience, algorithms: ['RS256', 'ES256'] }))
+    } catch {
+      return undefined
+    }
+    const scope = scopeOf(payload)
+    if (scope === null) return undefined
+    const name = `jwt:${typeof payload.sub === 'string' ? payload.sub : 'unnamed'}`
+    const principal: Principal = { name, key: name, read: true, ingest: false, scope }
+    if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!)
+    // Without exp a token is checked again after a minute at the latest.
+    verified.set(token, { principal, expiresMs: Math.min(typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity, Date.now() + 60_000) })
+    return principal
+  }
+}
+
+/** Verified tokens kept (the oldest dropped first). */
+const VERIFIED_CACHE_SIZE = 10_000
+
+/** The scope of the claims; undefined when none is given, null when one is malformed (refused). */
+function scopeOf (payload: JWTPayload): TokenScope | undefined | null {
+  let scope: TokenScope | undefined
+  for (const claim of SCOPE_CLAIMS) {
+    const value = payload[claim]
+    if (value === undefined) continue
+    if (!Array.isArray(value) || !value.every((id) => typeof id === 'string')) return null
+    scope = { ...scope, [claim]: value as string[] }
+  }
+  return scope
+}
+
+/** Whether a bearer token has a JWT's shape (three base64url parts), worth verifying. */
+export function looksLikeJwt (token: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)
+}

@@ -1,0 +1,13 @@
+import type { TokenScope } from '../../schemas/tokens.js'
+
+/** Who a request's bearer token says is asking, and what it may do. */
+export interface Principal {
+  /** For logs and rate limits: the token's name (TOKENS_FILE), `jwt:<sub>`, or undefined for API_TOKENS and INGEST_TOKENS. */
+  readonly name: string | undefined
+  /** What rate limits count requests by: the name, or a digest of the token. */
+  readonly key: string
+  readonly read: boolean
+  readonly ingest: boolean
+  /** undefined: every entity. */
+  readonly scope: TokenScope | undefined
+}

@@ -1,0 +1,35 @@
+import { tokenDigest } from '../http/bearer-token.js'
+import type { Principal } from './principal.js'
+
+/**
+ * The tokens the provider knows, by digest: API_TOKENS (read), INGEST_TOKENS (post events), both
+ * for a token in both lists, and TOKENS_FILE's named, possibly scoped ones (swapped whole when the
+ * file is reloaded). JWTs are checked elsewhere (jwt-verifier.ts): they are not known ahead.
+ */
+export class TokenDirectory {
+  readonly #configured = new Map<string, Principal>()
+  #file = new Map<string, Principal>()
+
+  constructor (apiTokens: readonly string[], ingestTokens: readonly string[]) {
+    for (const token of new Set([...apiTokens, ...ingestTokens])) {
+      const key = tokenDigest(token)
+      this.#configured.set(key, {
+        name: undefined,
+        key,
+        read: apiTokens.includes(token),
+        ingest: ingestTokens.includes(token),
+        scope: undefined
+      })
+    }
+  }
+
+  /** TOKENS_FILE's tokens, by digest (tokens-file.ts). */
+  replaceFileTokens (tokens: Map<string, Principal>): void {
+    this.#file = tokens
+  }
+
+  lookup (token: string): Principal | undefined {
+    const digest = tokenDigest(token)
+    return this.#configured.get(digest) ?? this.#file.get(digest)
+  }
+}

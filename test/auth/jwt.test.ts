@@ -1,0 +1,47 @@
+import t from 'tap'
+import { generateKeyPair, SignJWT } from 'jose'
+import { build } from '../helper.js'
+import { startJwksServer } from './jwks-server.js'
+
+const START = 'start_date=2024-01-01T00:00:00Z'
+
+t.test('OAuth2 access tokens: a JWT of the configured issuer and audience, signed by a key of the JWKS', async (t) => {
+  const jwks = await startJwksServer(t)
+  const rsa = await jwks.addKey('RS256', 'rsa-1')
+  const app = await build(t, { jwt: { jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 0 } })
+  const events = (token: string, query = '') => app.inject({ url: `/svc/v2/events?${START}${query}`, headers: { authorization: `Bearer ${token}` } })
+
+  const unscoped = await events(await jwks.sign(rsa, { sub: 'client-a' }))
+  t.equal(unscoped.statusCode, 200, 'RS256, no scope claims: every entity')
+  const all = unscoped.json().data.length
+
+  const scoped = await events(await jwks.sign(rsa, { sub: 'client-b', device_ids: ['soap-001'] }))
+  t.ok(scoped.json().data.length > 0 && scoped.json().data.length < all)
+  t.ok(scoped.json().data.every((event: { device_id?: string }) => event.device_id === 'soap-001'), 'scope from the claims')
+  const outside = await events(await jwks.sign(rsa, { sub: 'client-b', device_ids: ['soap-001'] }), '&device_ids=towel-002')
+  t.same(outside.json().errors, [{ id: 'towel-002', item_type: 'device', message: 'invalid_device' }], 'outside its scope is unknown')
+
+  const ec = await jwks.addKey('ES256', 'ec-1')
+  t.equal((await events(await jwks.sign(ec, { sub: 'client-c', tag_ids: ['floor-1'] }))).statusCode, 200, 'ES256, and a key added to the set is fetched for its unknown kid')
+
+  const refused = async (token: string, what: string) => {
+    const answer = await events(token)
+    t.equal(answer.statusCode, 401, what)
+    t.same(answer.json(), { status: 401, message: 'unauthorized_request' })
+  }
+  await refused(await jwks.sign(rsa, { sub: 'x' }, { expiresIn: Math.floor(Date.now() / 1000) - 60 }), 'expired')
+  await refused(await jwks.sign(rsa, { sub: 'x' }, { issuer: 'https://elsewhere.test' }), 'another issuer')
+  await refused(await jwks.sign(rsa, { sub: 'x' }, { audience: 'someone-else' }), 'another audience')
+  const forger = await generateKeyPair('RS256')
+  await refused(await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' }).setIssuer('https://idp.test').setAudience('events-provider').setExpirationTime('5m').sign(forger.privateKey), 'a bad signature (another key, the same kid)')
+  await refused(await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256' }).setIssuer('https://idp.test').setAudience('events-provider').setExpirationTime('5m').sign(new TextEncoder().encode('a shared secret of 32 bytes!!!!!')), 'HS256 is not accepted')
+  await refused(await jwks.sign(rsa, { sub: 'x', device_ids: 'soap-001' }), 'a malformed scope claim')
+  await refused('not.a.jwt', 'garbage of a JWT\'s shape')
+})
+
+t.test('the JWT variables go together', async (t) => {
+  const { loadConfig, ConfigError } = await import('../../src/config.js')
+  t.throws(() => loadConfig({ JWT_JWKS_URL: 'https://idp.test/jwks' }), ConfigError)
+  t.throws(() => loadConfig({ JWT_JWKS_URL: 'https://idp.test/jwks' }), /JWT_ISSUER and JWT_AUDIENCE must be set too/)
+  t.same(loadConfig({ JWT_JWKS_URL: 'https://idp.test/jwks', JWT_ISSUER: 'i', JWT_AUDIENCE: 'a' }).jwt, { jwksUrl: 'https://idp.test/jwks', issuer: 'i', audience: 'a' })
+})

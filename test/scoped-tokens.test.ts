@@ -1,0 +1,130 @@
+import t from 'tap'
+import { copyFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { DataFileError } from '../src/data/data-file-error.js'
+import { newToken } from '../src/cli/token.js'
+import { tokenDigest } from '../src/http/bearer-token.js'
+import { AUTH, build, fixturesDir, INGEST_AUTH } from './helper.js'
+
+const ACME = 'acme-secret-token'
+const SOAP = 'soap-only-token'
+const FEEDER = 'feeder-token'
+
+function tokensFile (dir: string, tokens: unknown[]): string {
+  const file = join(dir, 'tokens.json')
+  writeFileSync(file, JSON.stringify({ tokens }))
+  return file
+}
+
+const standardTokens = [
+  { name: 'acme-fm', sha256: tokenDigest(ACME), scope: { tag_ids: ['floor-1'] } },
+  { name: 'soap-watch', sha256: tokenDigest(SOAP), scope: { device_ids: ['soap-001'] } },
+  { name: 'feeder', sha256: tokenDigest(FEEDER).toUpperCase(), ingest: true }
+]
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
+const START = 'start_date=2024-01-01T00:00:00Z'
+
+t.test('a scoped token sees only the events of its scope; IDs outside it are answered as unknown ones', async (t) => {
+  const app = await build(t, { tokensFile: tokensFile(t.testdir(), standardTokens) })
+  const events = async (query: string, token: string) => (await app.inject({ url: `/svc/v2/events?${START}${query}`, headers: bearer(token) })).json()
+  const unscopedFloor = await app.inject({ url: `/svc/v2/events?${START}&space_ids=bldg-a/floor-1`, headers: AUTH })
+  const everything = await events('', ACME)
+  t.ok(everything.data.length > 0)
+  t.same(everything, unscopedFloor.json(), 'no entity parameter: everything in scope (the tag\'s space)')
+
+  const outside = await events('&device_ids=counter\'003', ACME)
+  const missing = await events('&device_ids=no-such-device', ACME)
+  t.same(outside.data, [])
+  t.same(outside.errors, [{ id: 'counter\'003', item_type: 'device', message: 'invalid_device' }], 'a device outside the scope is answered as unknown')
+  t.same(missing.errors, [{ id: 'no-such-device', item_type: 'device', message: 'invalid_device' }])
+  t.same((await events('&space_ids=bldg-a/floor-2', ACME)).errors, [{ id: 'bldg-a/floor-2', item_type: 'space', message: 'invalid_space' }])
+  t.same((await events('&tag_ids=mixed/tag (1)', ACME)).errors, [{ id: 'mixed/tag (1)', item_type: 'tag', message: 'invalid_tag' }])
+  t.same((await events('&tag_ids=floor-1', ACME)).data, everything.data, 'its own tag is known')
+  t.same((await events('&device_ids=soap-001', ACME)).errors, [], 'a device in a space of the scope is known')
+
+  const soap = await events('', SOAP)
+  t.ok(soap.data.length > 0)
+  t.ok(soap.data.every((event: { device_id?: string }) => event.device_id === 'soap-001'), 'a device scope: that device\'s events only')
+  t.same((await events('&space_ids=bldg-a/floor-1', SOAP)).errors, [{ id: 'bldg-a/floor-1', item_type: 'space', message: 'invalid_space' }], 'the device\'s space is not in its scope')
+  t.same((await events('&message_ids=e-02', SOAP)).data, [], 'message_ids cannot reach outside the scope')
+
+  const specifications = await app.inject({ url: '/svc/v2/event_specifications', headers: bearer(SOAP) })
+  t.equal(specifications.statusCode, 200, 'specifications are not scoped')
+})
+
+t.test('TOKENS_FILE: ingest rights, hashes in any case, unscoped tokens keep working', async (t) => {
+  const dir = t.testdir()
+  copyFileSync(join(fixturesDir, 'events.ndjson'), join(dir, 'events.ndjson'))
+  const app = await build(t, { tokensFile: tokensFile(dir, standardTokens), eventsFile: join(dir, 'events.ndjson') })
+  const post = (headers: Record<string, string>) => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...headers, 'content-type': 'application/x-ndjson' }, payload: '' })
+  t.equal((await post(bearer(FEEDER))).statusCode, 200, 'ingest: true posts')
+  t.equal((await post(bearer(ACME))).statusCode, 403, 'a consumer token of the file does not')
+  t.equal((await post(INGEST_AUTH)).statusCode, 200, 'INGEST_TOKENS still post')
+  t.equal((await app.inject({ url: `/svc/v2/events?${START}`, headers: bearer(FEEDER) })).statusCode, 200, 'a file token reads')
+  t.equal((await app.inject({ url: `/svc/v2/events?${START}`, headers: AUTH })).statusCode, 200, 'API_TOKENS still read')
+  t.equal((await app.inject({ url: `/svc/v2/events?${START}`, headers: bearer('unknown') })).statusCode, 401)
+})
+
+t.test('a bad TOKENS_FILE stops start-up naming the entry', async (t) => {
+  const cases: Array<[string, unknown[], RegExp]> = [
+    ['an unknown field', [{ name: 'a', sha256: tokenDigest('x'), scopes: {} }], /tokens\.json: .*scopes/],
+    ['a bad hash', [{ name: 'a', sha256: 'abc' }], /tokens\.json: .*sha256/],
+    ['an unknown entity in a scope', [{ name: 'a', sha256: tokenDigest('x') }, { name: 'b', sha256: tokenDigest('y'), scope: { device_ids: ['ghost'] } }], /entry tokens\[1\] \("b"\)\.scope: unknown device "ghost"/],
+    ['a repeated name', [{ name: 'a', sha256: tokenDigest('x') }, { name: 'a', sha256: tokenDigest('y') }], /entry tokens\[1\] \("a"\): the name is already used by tokens\[0\]/]
+  ]
+  for (const [what, tokens, message] of cases) {
+    const error = await build(t, { tokensFile: tokensFile(t.testdir(), tokens) }).then(() => undefined, (failure: unknown) => failure)
+    t.ok(error instanceof DataFileError, `${what}: refused`)
+    t.match((error as Error).message, message, `${what}: the message names it`)
+  }
+})
+
+t.test('the stream is scoped the same way', async (t) => {
+  const dir = t.testdir()
+  copyFileSync(join(fixturesDir, 'events.ndjson'), join(dir, 'events.ndjson'))
+  const app = await build(t, { tokensFile: tokensFile(dir, standardTokens), eventsFile: join(dir, 'events.ndjson') })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { SseClient } = await import('./live/sse-client.js')
+  const port = (app.server.address() as { port: number }).port
+  const client = new SseClient(`http://127.0.0.1:${port}/svc/v2/events/stream`, bearer(SOAP))
+  t.teardown(() => client.close())
+  await client.until((c) => c.status === 200)
+  const line = (id: string, device: string, space: string) => JSON.stringify({ message_id: id, message_code: 'EMPTY', message_category: 'alert', date_time: '2025-09-01T00:00:00Z', device_id: device, space_id: space })
+  await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, 'content-type': 'application/x-ndjson' }, payload: [line('in', 'soap-001', 'bldg-a/floor-1'), line('out', 'towel-002', 'bldg-a/floor-1')].join('\n') })
+  await client.until((c) => c.messages.length >= 1)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.same(client.messages.map((frame) => JSON.parse(frame.data!).message_id), ['in'])
+  const outside = new SseClient(`http://127.0.0.1:${port}/svc/v2/events/stream?device_ids=towel-002`, bearer(SOAP))
+  t.teardown(() => outside.close())
+  await outside.until((c) => c.frames.length >= 1)
+  t.same(outside.frames[0], { event: 'item_errors', data: JSON.stringify([{ id: 'towel-002', item_type: 'device', message: 'invalid_device' }]) }, 'a device outside the scope is unknown to the stream too')
+})
+
+t.test('logs name the token, never the token itself; a reloaded file is taken', async (t) => {
+  const lines: string[] = []
+  const stream = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
+  const dir = t.testdir()
+  const file = tokensFile(dir, standardTokens)
+  const app = await build(t, { tokensFile: file, logLevel: 'debug' }, { logger: { level: 'debug', stream } })
+  await app.inject({ url: `/svc/v2/events?${START}`, headers: bearer(ACME) })
+  const logged = lines.join('')
+  t.match(logged, '"token":"acme-fm"')
+  t.notMatch(logged, ACME)
+
+  const later = 'a-later-token'
+  writeFileSync(file, JSON.stringify({ tokens: [...standardTokens, { name: 'later', sha256: tokenDigest(later) }] }))
+  const deadline = Date.now() + 5000
+  while (Date.now() < deadline && (await app.inject({ url: `/svc/v2/events?${START}`, headers: bearer(later) })).statusCode !== 200) await new Promise((resolve) => setTimeout(resolve, 50))
+  t.equal((await app.inject({ url: `/svc/v2/events?${START}`, headers: bearer(later) })).statusCode, 200, 'a token added to the file works once it is reloaded')
+})
+
+t.test('npm run token: a new random token and its entry, with the scope asked for', async (t) => {
+  const { token, entry } = newToken(['--name', 'acme-fm', '--tag', 'site-ams-hq', '--device', 'd1', '--device', 'd2', '--ingest'])
+  t.ok(token.length >= 40)
+  t.same(entry, { name: 'acme-fm', sha256: tokenDigest(token), scope: { tag_ids: ['site-ams-hq'], device_ids: ['d1', 'd2'] }, ingest: true })
+  t.not(newToken(['--name', 'x']).token, newToken(['--name', 'x']).token)
+  t.same(newToken(['--name', 'x']).entry.scope, undefined, 'no scope: every entity')
+  t.throws(() => newToken(['--tag', 'x']), 'a name is required')
+})
