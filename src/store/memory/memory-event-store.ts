@@ -120,7 +120,7 @@ export class MemoryEventStore implements EventStore {
       const last = segments[segments.length - 1]!
       if (last.size > 2 * segment.size || last.size + segment.size > MERGE_LIMIT) break
       segments.pop()
-      segment = new MemorySegment([...last.storedEvents(), ...segment.storedEvents()])
+      segment = MemorySegment.merge(last, segment)
     }
     segments.push(segment)
   }

@@ -8,6 +8,19 @@ import { matchesExclusiveFilter, matchesFilters } from '../store-contract.js'
 
 const NO_POSITIONS = new Uint32Array(0)
 
+/** A segment's parts, in answer order (see MemorySegment.merge). */
+interface SegmentParts {
+  messages: Message[]
+  times: Float64Array
+  json: Buffer
+  offsets: Uint32Array
+}
+
+/** Whether event i of a comes before event j of b in answer order. */
+function comesFirst (a: MemorySegment, i: number, b: MemorySegment, j: number): boolean {
+  return a.timeAt(i) < b.timeAt(j) || (a.timeAt(i) === b.timeAt(j) && compareMessageIds(a.messageAt(i).message_id, b.messageAt(j).message_id) < 0)
+}
+
 function byTimeThenId (a: StoredEvent, b: StoredEvent): number {
   return a.epochMs !== b.epochMs ? a.epochMs - b.epochMs : compareMessageIds(a.message.message_id, b.message.message_id)
 }
@@ -33,9 +46,18 @@ export class MemorySegment {
 
   /**
    * Every event is kept, also those of entities the registry does not list (yet): which entities
-   * are served is decided per answer, above the store (store-contract.ts).
+   * are served is decided per answer, above the store (store-contract.ts). `merged` is for
+   * MemorySegment.merge: its parts, already in order and encoded.
    */
-  constructor (events: Iterable<StoredEvent>) {
+  constructor (events: Iterable<StoredEvent>, merged?: SegmentParts) {
+    if (merged !== undefined) {
+      this.#messages = merged.messages
+      this.#times = merged.times
+      this.#json = merged.json
+      this.#jsonOffsets = merged.offsets
+      this.#index()
+      return
+    }
     const all: StoredEvent[] = []
     for (const event of events) {
       const message = event.message
@@ -53,6 +75,49 @@ export class MemorySegment {
     const encoded = encodeMessageList(this.#messages)
     this.#json = encoded.bytes
     this.#jsonOffsets = encoded.offsets
+    this.#index()
+  }
+
+  /**
+   * Two segments as one, in answer order, without encoding or sorting again: a merge of the two
+   * orders, copying each run of events' JSON bytes from the segment it comes from (ingests merge
+   * their small segments as they come; encoding them again each time was most of an ingest).
+   */
+  static merge (a: MemorySegment, b: MemorySegment): MemorySegment {
+    const total = a.size + b.size
+    const messages: Message[] = new Array(total)
+    const times = new Float64Array(total)
+    const offsets = new Uint32Array(total + 1)
+    const json = Buffer.allocUnsafe(a.#jsonOffsets[a.size]! + b.#jsonOffsets[b.size]!)
+    let i = 0
+    let j = 0
+    let out = 0
+    let bytes = 0
+    // Copies events [from, to) of one segment: their bytes in one piece.
+    const take = (segment: MemorySegment, from: number, to: number) => {
+      const start = segment.#jsonOffsets[from]!
+      segment.#json.copy(json, bytes, start, segment.#jsonOffsets[to]!)
+      for (let k = from; k < to; k++) {
+        messages[out] = segment.#messages[k]!
+        times[out] = segment.#times[k]!
+        offsets[out + 1] = bytes + segment.#jsonOffsets[k + 1]! - start
+        out++
+      }
+      bytes = offsets[out]!
+    }
+    while (i < a.size || j < b.size) {
+      const runStart = i
+      while (i < a.size && (j >= b.size || comesFirst(a, i, b, j))) i++
+      if (i > runStart) take(a, runStart, i)
+      const otherStart = j
+      while (j < b.size && (i >= a.size || !comesFirst(a, i, b, j))) j++
+      if (j > otherStart) take(b, otherStart, j)
+    }
+    return new MemorySegment([], { messages, times, json, offsets })
+  }
+
+  /** The device, space and message_id indexes of the events in order. */
+  #index (): void {
     const byDevice = new Map<string, number[]>()
     const bySpace = new Map<string, number[]>()
     const append = (map: Map<string, number[]>, key: string, position: number) => {
@@ -77,16 +142,20 @@ export class MemorySegment {
   get firstMs (): number { return this.#times[0] ?? Number.POSITIVE_INFINITY }
   get lastMs (): number { return this.#times[this.#times.length - 1] ?? Number.NEGATIVE_INFINITY }
 
+  timeAt (position: number): number {
+    return this.#times[position]!
+  }
+
+  messageAt (position: number): Message {
+    return this.#messages[position]!
+  }
+
   /** The event stored with this message_id, if any. */
   messageWithId (messageId: string): Message | undefined {
     const position = this.#byMessageId.get(messageId)
     return position === undefined ? undefined : this.#messages[position]
   }
 
-  /** Its events again, to build a merged segment from. */
-  storedEvents (): StoredEvent[] {
-    return this.#messages.map((message, position) => ({ message, epochMs: this.#times[position]! }))
-  }
 
   /**
    * Everything is pushed down: the indexes choose the candidates, the filters run here, on what
