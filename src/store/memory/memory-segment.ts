@@ -156,7 +156,6 @@ export class MemorySegment {
     return position === undefined ? undefined : this.#messages[position]
   }
 
-
   /**
    * Everything is pushed down: the indexes choose the candidates, the filters run here, on what
    * the chosen index does not already guarantee.
