@@ -86,6 +86,23 @@ for (const descriptor of storeDescriptors) {
       t.equal(client.messages[0]!.data, read.body.slice('{"data":['.length, -'],"errors":[]}'.length), 'pushed byte for byte as served')
     })
 
+    await t.test('concurrent ingests of overlapping batches: each event stored once, the same answers on every store', async (t) => {
+      const line = (i: number, code = 'EMPTY') => JSON.stringify({ message_id: `conc-${i}`, message_code: code, message_category: 'alert', date_time: new Date(Date.UTC(2025, 1, 1) + i).toISOString(), device_id: 'soap-001', space_id: 'bldg-a/floor-1' })
+      const bodies = [
+        Array.from({ length: 30 }, (_, i) => line(i)),
+        Array.from({ length: 30 }, (_, i) => line(i + 15)),
+        Array.from({ length: 30 }, (_, i) => line(i + 30)),
+        [line(5, 'OTHER'), line(60)]
+      ]
+      const answers = await Promise.all(bodies.map((body) => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, 'content-type': 'application/x-ndjson' }, payload: body.join('\n') })))
+      const results = answers.map((answer) => answer.json() as { written: number, unchanged: number, refused: unknown[] })
+      t.equal(results.reduce((sum, r) => sum + r.written, 0), 61, 'conc-0 to conc-60, each written once')
+      t.equal(results.reduce((sum, r) => sum + r.unchanged, 0), 30, 'the overlaps are unchanged')
+      t.equal(results[3]!.refused.length, 1, 'a different event under a taken ID is refused')
+      const read = await app.inject({ url: '/svc/v2/events?start_date=2025-02-01T00:00:00Z&end_date=2025-02-02T00:00:00Z', headers: AUTH })
+      t.same(read.json().data.map((message: { message_id: string }) => message.message_id).filter((id: string) => id.startsWith('conc-')), Array.from({ length: 61 }, (_, i) => `conc-${i}`), 'each once, in order')
+    })
+
     const first = answers[0]
     if (first === undefined) {
       answers.push({ name: descriptor.name, app })

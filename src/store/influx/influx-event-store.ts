@@ -12,9 +12,11 @@ export class InfluxEventStore implements EventStore {
   readonly #backend: InfluxBackend
   readonly #scans: ScanGate
   readonly #writer: InfluxEventWriter
-  #prepared = false
-  /** Writes one at a time: the index lookup and the write are one step (two batches with one new message_id). */
+  #prepared: Promise<void> | undefined
+  /** Writes one at a time (the slots of one millisecond are chosen from what is stored). */
   #writing: Promise<unknown> = Promise.resolve()
+  /** The message_ids of the ingests not finished yet, with how many of them hold each. */
+  readonly #pending = new Map<string, number>()
 
   constructor (backend: InfluxBackend, maxScans: number, measurement: string) {
     this.#backend = backend
@@ -23,17 +25,40 @@ export class InfluxEventStore implements EventStore {
     this.#writer = new InfluxEventWriter(backend, measurement)
   }
 
-  /** As `npm run ingest` writes (InfluxEventWriter); resolves once InfluxDB acknowledged every point. */
+  /**
+   * As `npm run ingest` writes (InfluxEventWriter); resolves once InfluxDB acknowledged every
+   * point. Writes go one at a time, but a batch's index lookup (half of an ingest's time) runs
+   * while the batches before it are written, unless one of its IDs is in one of them: then it is
+   * looked up after they are stored, so it sees them.
+   */
   writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
+    const ids = events.map(({ event }) => event.message.message_id)
+    const overlaps = ids.some((id) => this.#pending.has(id))
+    for (const id of ids) this.#pending.set(id, (this.#pending.get(id) ?? 0) + 1)
+    const prepared = this.#prepare()
+    const early = overlaps ? undefined : prepared.then(() => this.#writer.lookUp(ids))
+    early?.catch(() => {})
     const written = this.#writing.then(async () => {
-      if (!this.#prepared) {
-        await this.#writer.prepareForWrites()
-        this.#prepared = true
-      }
-      return await this.#writer.writeEvents(events)
+      await prepared
+      return await this.#writer.writeLookedUp(events, await (early ?? this.#writer.lookUp(ids)))
     })
     this.#writing = written.catch(() => {})
-    return written
+    return written.finally(() => {
+      for (const id of ids) {
+        const holders = this.#pending.get(id)! - 1
+        if (holders === 0) this.#pending.delete(id)
+        else this.#pending.set(id, holders)
+      }
+    })
+  }
+
+  /** CREATE DATABASE once (retried on the next write when it failed). */
+  #prepare (): Promise<void> {
+    this.#prepared ??= this.#writer.prepareForWrites().catch((error: unknown) => {
+      this.#prepared = undefined
+      throw error
+    })
+    return this.#prepared
   }
 
   queryEvents (query: EventQuery): AsyncIterable<EventBatch> {

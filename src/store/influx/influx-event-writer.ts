@@ -50,8 +50,18 @@ export class InfluxEventWriter implements EventWriter {
    * next run finds in step 2 and indexes, never an index point without its event.
    */
   async writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
+    return await this.writeLookedUp(events, await this.lookUp(events.map(({ event }) => event.message.message_id)))
+  }
+
+  /** Step 1 alone: what the index holds for these IDs (a caller may look up while another batch is written). */
+  async lookUp (messageIds: readonly string[]): Promise<Map<string, Message>> {
+    return await this.#indexed(messageIds)
+  }
+
+  /** Steps 1 (with the index's answer for every ID of the batch) and 2. */
+  async writeLookedUp (events: readonly IngestEvent[], lookedUp: ReadonlyMap<string, Message>): Promise<WriteOutcome> {
     const outcome: WriteOutcome = { written: 0, unchanged: 0, refused: [], stored: [] }
-    const indexed = await this.#indexed(events.map(({ event }) => event.message.message_id))
+    const indexed = new Map(lookedUp)
     const fresh: IngestEvent[] = []
     for (const ingest of events) {
       const { message } = ingest.event
