@@ -77,7 +77,9 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       fastify.events.takeWrittenElsewhere(events.map(({ message }): StoredEvent => ({ message, epochMs: Date.parse(message.date_time) })))
     }
     log.append(events)
-    streams.deliver(events, cursorOf, fastify.entityRegistry)
+    // The streams get them on the next turn, so the ingest's answer is not held up by thousands of
+    // writes; in order, and a stream that began meanwhile skips what its resume already held.
+    setImmediate(() => streams.deliver(events, cursorOf, fastify.entityRegistry))
   })
 
   const status = () => bus.brokerStatus()

@@ -53,6 +53,11 @@ export class EventLog {
     return this.cursorOf(this.#lastSeq)
   }
 
+  /** The seq of the last event accepted (0 before any). */
+  get lastSeq (): number {
+    return this.#lastSeq
+  }
+
   get size (): number {
     return this.#events.length - this.#first
   }

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Message } from '../../schemas/message.js'
 import type { EntitySelection, EventQuery } from '../store/event-store.js'
 import { matchesFilters } from '../store/store-contract.js'
@@ -30,19 +30,43 @@ export function messageFrame (cursor: string, json: string): string {
   return `id: ${cursor}\nevent: message\ndata: ${json}\n\n`
 }
 
+/** The frames of the events a stream wants, as bytes. */
+function framesOf (events: readonly LiveEvent[], stream: StreamSubscriber, cursorOf: (seq: number) => string): Buffer {
+  let text = ''
+  for (const event of events) if (stream.matches(event.message)) text += messageFrame(cursorOf(event.seq), event.json)
+  return Buffer.from(text)
+}
+
 /** A named event (item_errors, reset) as a stream frame. */
 export function namedFrame (event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 }
 
-const HEARTBEAT_FRAME = ': keep-alive\n\n'
+const HEARTBEAT_FRAME = Buffer.from(': keep-alive\n\n')
 
 /**
- * One open stream. While it replays stored events (start_date), live events wait in `held`; once
- * the replay is written they follow, and it goes on live.
+ * The head of a stream's answer, written straight to its socket: no chunked encoding (the
+ * connection's end ends the answer), so each frame is one socket write of bytes shared by every
+ * stream with the same filter. At 10,000 streams, ServerResponse's per-write work (chunk framing,
+ * and each frame encoded per stream) was most of the provider's CPU.
+ */
+export const STREAM_HEAD = Buffer.from([
+  'HTTP/1.1 200 OK',
+  'Content-Type: text/event-stream; charset=utf-8',
+  'Cache-Control: no-cache',
+  // Proxies that buffer answers (nginx) pass this one on as it comes.
+  'X-Accel-Buffering: no',
+  'Connection: close',
+  '', ''
+].join('\r\n'))
+
+/**
+ * One open stream. While it replays stored events (start_date) or what it missed (Last-Event-ID),
+ * live events wait in `held`; once those are written they follow, and it goes on live. Events up
+ * to `afterSeq` were in its replay or resume already (or came before it began): not sent again.
  */
 export class StreamSubscriber {
-  readonly response: ServerResponse
+  readonly socket: Socket
   readonly filter: StreamFilter
   /** Subscribers with the same key share the frames built for them. */
   readonly key: string
@@ -50,10 +74,12 @@ export class StreamSubscriber {
   readonly heldIds = new Set<string>()
   heldBytes = 0
   closed = false
+  afterSeq: number
   readonly #query: EventQuery
 
-  constructor (response: ServerResponse, filter: StreamFilter, key: string) {
-    this.response = response
+  constructor (socket: Socket, filter: StreamFilter, key: string, afterSeq: number) {
+    this.socket = socket
+    this.afterSeq = afterSeq
     this.filter = filter
     this.key = key
     this.#query = { startMs: 0, endMs: 0, ...filter }
@@ -104,11 +130,17 @@ export class StreamSubscribers {
 
   /** Hands accepted events, those of known entities only, to every stream that wants them. */
   deliver (events: readonly LiveEvent[], cursorOf: (seq: number) => string, known: KnownEntities): void {
-    if (this.#streams.size === 0) return
+    if (this.#streams.size === 0 || events.length === 0) return
     const served = events.filter(({ message }) => known.knowsEntityOf(message))
     if (served.length === 0) return
-    const frames = new Map<string, string>()
+    const firstSeq = served[0]!.seq
+    const frames = new Map<string, Buffer>()
     for (const stream of this.#streams) {
+      if (stream.afterSeq >= firstSeq) {
+        // It began after some of these were accepted (they were in its resume or replay).
+        this.#deliverSome(stream, served.filter((event) => event.seq > stream.afterSeq), cursorOf)
+        continue
+      }
       if (stream.held !== undefined) {
         for (const event of served) {
           if (!stream.matches(event.message)) continue
@@ -121,25 +153,39 @@ export class StreamSubscribers {
       }
       let frame = frames.get(stream.key)
       if (frame === undefined) {
-        frame = ''
-        for (const event of served) if (stream.matches(event.message)) frame += messageFrame(cursorOf(event.seq), event.json)
+        frame = framesOf(served, stream, cursorOf)
         frames.set(stream.key, frame)
       }
-      if (frame !== '') this.write(stream, frame)
+      if (frame.length > 0) this.write(stream, frame)
     }
+  }
+
+  #deliverSome (stream: StreamSubscriber, events: readonly LiveEvent[], cursorOf: (seq: number) => string): void {
+    if (events.length === 0) return
+    if (stream.held !== undefined) {
+      for (const event of events) {
+        if (!stream.matches(event.message)) continue
+        stream.held.push(event)
+        stream.heldIds.add(event.message.message_id)
+        stream.heldBytes += event.json.length
+      }
+      return
+    }
+    const frame = framesOf(events, stream, cursorOf)
+    if (frame.length > 0) this.write(stream, frame)
   }
 
   /**
    * Writes to one stream; false (and the stream dropped) when its unsent data had passed the
    * bound, so what waits for one client is at most the bound plus one write.
    */
-  write (stream: StreamSubscriber, frame: string): boolean {
+  write (stream: StreamSubscriber, frame: string | Buffer): boolean {
     if (stream.closed) return false
-    if (stream.response.writableLength > this.#limits.maxBufferBytes) {
+    if (stream.socket.writableLength > this.#limits.maxBufferBytes) {
       this.#drop(stream, 'the client does not read its stream')
       return false
     }
-    stream.response.write(frame)
+    stream.socket.write(frame)
     return true
   }
 
@@ -148,13 +194,13 @@ export class StreamSubscribers {
     clearInterval(this.#heartbeat)
     for (const stream of this.#streams) {
       this.remove(stream)
-      stream.response.end()
+      stream.socket.end()
     }
   }
 
   #drop (stream: StreamSubscriber, reason: string): void {
-    this.#log.info({ unsentBytes: stream.response.writableLength, reason }, 'stream client disconnected')
+    this.#log.info({ unsentBytes: stream.socket.writableLength, reason }, 'stream client disconnected')
     this.remove(stream)
-    stream.response.destroy()
+    stream.socket.destroy()
   }
 }

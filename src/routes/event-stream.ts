@@ -1,5 +1,5 @@
 import { once } from 'node:events'
-import type { ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ErrorObject } from '../../schemas/error.js'
@@ -7,7 +7,7 @@ import { EventStreamQuerystring, exclusiveStreamFilters } from '../../schemas/ev
 import { errorResponses } from '../../schemas/responses.js'
 import { splitList } from '../http/list-parameter.js'
 import { sendError } from '../http/replies.js'
-import { messageFrame, namedFrame, StreamSubscriber, type StreamFilter } from '../live/stream-subscribers.js'
+import { messageFrame, namedFrame, STREAM_HEAD, StreamSubscriber, type StreamFilter } from '../live/stream-subscribers.js'
 import type { EventQuery } from '../store/event-store.js'
 import { encodeMessage } from '../store/message-json.js'
 import { dateRangeOf } from '../time/date-range.js'
@@ -57,18 +57,13 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     const messageCodes = splitList(parameters.message_codes)
     const filter: StreamFilter = { entities: selection, scope: visible, category: parameters.message_category, messageCodes: messageCodes && new Set(messageCodes) }
 
+    // From here the stream writes to its socket itself (see STREAM_HEAD).
     reply.hijack()
-    const response = reply.raw
-    response.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      // Proxies that buffer answers (nginx) pass this one on as it comes.
-      'x-accel-buffering': 'no'
-    })
-    response.flushHeaders()
+    const socket = request.raw.socket
+    socket.write(STREAM_HEAD)
     // A stream is quiet between events: the heartbeat, not the idle timeout, keeps it alive.
-    request.raw.socket.setTimeout(0)
-    request.raw.socket.setNoDelay(true)
+    socket.setTimeout(0)
+    socket.setNoDelay(true)
 
     /** After a resume or replay: the events held meanwhile, then live. */
     const goLive = (stream: StreamSubscriber) => {
@@ -80,8 +75,8 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       if (frame !== '') streams.write(stream, frame)
     }
 
-    const stream = new StreamSubscriber(response, filter, filterKey(filter))
-    response.on('close', () => streams.remove(stream))
+    const stream = new StreamSubscriber(socket, filter, filterKey(filter), log.lastSeq)
+    socket.once('close', () => streams.remove(stream))
     if (errors.length > 0) streams.write(stream, namedFrame('item_errors', errors))
 
     const lastEventId = request.headers['last-event-id']
@@ -103,11 +98,11 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
         if (!known.knowsEntityOf(event.message) || !stream.matches(event.message)) continue
         frame += messageFrame(log.cursorOf(event.seq), event.json)
         if (frame.length >= RESUME_CHUNK) {
-          await writeWaiting(response, frame, options.maxBufferBytes)
+          await writeWaiting(socket, frame, options.maxBufferBytes)
           frame = ''
         }
       }
-      if (frame !== '') await writeWaiting(response, frame, options.maxBufferBytes)
+      if (frame !== '') await writeWaiting(socket, frame, options.maxBufferBytes)
       goLive(stream)
       return
     }
@@ -135,12 +130,12 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
             : encoded.bytes.toString('utf8', encoded.offsets[encoded.positions[i]!]!, encoded.offsets[encoded.positions[i]! + 1]!)
           frame += messageFrame(cursor, json)
         }
-        if (frame !== '') await writeWaiting(response, frame, options.maxBufferBytes)
+        if (frame !== '') await writeWaiting(socket, frame, options.maxBufferBytes)
       }
     } catch (error) {
       request.log.error({ err: error }, 'stream replay cut: the store failed')
       streams.remove(stream)
-      response.destroy()
+      socket.destroy()
       return
     }
     goLive(stream)
@@ -151,10 +146,10 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
 const RESUME_CHUNK = 64 * 1024
 
 /** A replay or resume waits for a slow reader (its unsent data under half the bound) instead of dropping it. */
-async function writeWaiting (response: ServerResponse, frame: string, maxBufferBytes: number): Promise<void> {
-  if (response.destroyed) return
-  response.write(frame)
-  if (response.writableLength > maxBufferBytes / 2) await Promise.race([once(response, 'drain'), once(response, 'close')])
+async function writeWaiting (socket: Socket, frame: string, maxBufferBytes: number): Promise<void> {
+  if (socket.destroyed) return
+  socket.write(frame)
+  if (socket.writableLength > maxBufferBytes / 2) await Promise.race([once(socket, 'drain'), once(socket, 'close')])
 }
 
 /** Streams with the same filter share the frames built for them. */
