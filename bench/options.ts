@@ -35,6 +35,41 @@ export interface Profile {
   loadConnections: number
   /** Interval of the provider's RSS sampling. */
   rssSampleMs: number
+  /** The live events measurements (bench/live.ts). */
+  live: LiveProfile
+}
+
+/** How hard the live events measurements (ingest, push) run. */
+export interface LiveProfile {
+  /** Events per POST of the ingest throughput measurement. */
+  ingestBatch: number
+  /** Clients posting batches in a loop, each waiting for its answer before the next. */
+  ingestClients: number
+  /** Stream subscribers of the push latency at the high rate, beside one MQTT subscriber. */
+  pushSubscribers: number
+  /** Events per second of that measurement, and per POST. */
+  pushRate: number
+  pushPerPost: number
+  /** Stream subscribers of the push latency at the low rate. */
+  manySubscribers: number
+  manyRate: number
+  manyPerPost: number
+  /** The background ingest beside the small requests: events per second, and per POST. */
+  besideRate: number
+  besidePerPost: number
+}
+
+const LIVE: LiveProfile = {
+  ingestBatch: 1000,
+  ingestClients: 4,
+  pushSubscribers: 100,
+  pushRate: 1000,
+  pushPerPost: 50,
+  manySubscribers: 10_000,
+  manyRate: 100,
+  manyPerPost: 10,
+  besideRate: 1000,
+  besidePerPost: 50
 }
 
 export const FULL: Profile = {
@@ -46,7 +81,8 @@ export const FULL: Profile = {
   connections: 10,
   large: { connections: 2, durationSec: 10 },
   loadConnections: 2,
-  rssSampleMs: 50
+  rssSampleMs: 50,
+  live: LIVE
 }
 
 export const QUICK: Profile = {
@@ -58,8 +94,14 @@ export const QUICK: Profile = {
   connections: 10,
   large: { connections: 2, durationSec: 1 },
   loadConnections: 2,
-  rssSampleMs: 50
+  rssSampleMs: 50,
+  // 1,000 streams, not 10,000: CI machines often allow a process 1,024 open files or a few more.
+  live: { ...LIVE, manySubscribers: 1000 }
 }
+
+/** What `--only` can select. */
+export const PARTS = ['live'] as const
+export type Part = typeof PARTS[number]
 
 export interface BenchOptions {
   profile: Profile
@@ -71,11 +113,19 @@ export interface BenchOptions {
   cpuProfile: boolean
   /** Give influxd CPUs of its own during the InfluxDB scenarios (off with --shared-cores). */
   separateStoreCpus: boolean
+  /**
+   * Only these parts (--only live): the other scenarios are skipped, and the results go to
+   * latest-<part>.json and .md, so a partial run never replaces the full run's latest.json.
+   * undefined: everything.
+   */
+  only: Part | undefined
 }
 
-export const USAGE = `Usage: npm run bench -- [--quick] [--results DIR] [--data DIR] [--cpu-prof]
+export const USAGE = `Usage: npm run bench -- [--quick] [--only live] [--results DIR] [--data DIR] [--cpu-prof]
 
   --quick        a tiny data set and 1 s measurements (CI); the default is the full run
+  --only live    only the live events measurements (ingest throughput, push latency, small requests
+                 beside an ingest); results in latest-live.json and latest-live.md
   --results DIR  where latest.json and latest.md are written (also BENCH_RESULTS_DIR; default bench/results)
   --data DIR     where generated data sets and InfluxDB data are kept (also BENCH_DATA_DIR; default bench/data)
   --cpu-prof     also profile the memory-store provider during the small scenario (a .cpuprofile in the results folder)
@@ -97,6 +147,7 @@ export function parseBenchOptions (args: readonly string[], env: NodeJS.ProcessE
         data: { type: 'string' },
         'cpu-prof': { type: 'boolean' },
         'shared-cores': { type: 'boolean' },
+        only: { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       },
       strict: true,
@@ -107,11 +158,16 @@ export function parseBenchOptions (args: readonly string[], env: NodeJS.ProcessE
   }
   if (values.help === true) throw new UsageError('')
   const nonEmpty = (value: string | undefined) => value === undefined || value === '' ? undefined : value
+  const only = values.only
+  if (only !== undefined && !(PARTS as readonly string[]).includes(only)) {
+    throw new UsageError(`--only takes one of: ${PARTS.join(', ')}; got ${JSON.stringify(only)}`)
+  }
   return {
     profile: values.quick === true ? QUICK : FULL,
     resultsDir: resolve(nonEmpty(values.results) ?? nonEmpty(env.BENCH_RESULTS_DIR) ?? join(projectRoot, 'bench', 'results')),
     dataRoot: resolve(nonEmpty(values.data) ?? nonEmpty(env.BENCH_DATA_DIR) ?? join(projectRoot, 'bench', 'data')),
     cpuProfile: values['cpu-prof'] === true,
-    separateStoreCpus: values['shared-cores'] !== true
+    separateStoreCpus: values['shared-cores'] !== true,
+    only: only as Part | undefined
   }
 }

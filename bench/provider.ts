@@ -27,6 +27,8 @@ export interface ProviderOptions {
   logLevel?: string
   /** Called as soon as the process is started (to sample its memory while it loads). */
   onSpawn?: (pid: number) => void
+  /** More variables (INGEST_TOKENS, MQTT_URL, MAX_CONNECTIONS ...), set last: they win. */
+  env?: Record<string, string>
 }
 
 /** The provider as `npm start` runs it (built, with the same node flags), configured by its environment. */
@@ -72,6 +74,7 @@ export async function startProvider (options: ProviderOptions): Promise<Provider
     Object.assign(env, influxEnv(options.influxUrl))
   }
   if (options.workers !== undefined) env.WORKERS = options.workers
+  if (options.env !== undefined) Object.assign(env, options.env)
   const child = startChild(process.execPath, [...startNodeFlags(), ...(options.nodeArgs ?? []), join(projectRoot, 'dist', 'src', 'server.js')], { cwd: projectRoot, env })
   options.onSpawn?.(child.pid)
   const url = `http://${LOOPBACK}:${port}`

@@ -5,9 +5,11 @@ import type { Dataset } from './dataset.js'
 import type { InfluxStore } from './influx-store.js'
 import type { Machine } from './machine.js'
 import type { ScenarioResult } from './measure-scenario.js'
+import type { LiveResult } from './live.js'
 import type { LoadGrowthPoint } from './load-growth.js'
 import type { PipeliningAttackResult } from './pipelining-attack.js'
-import type { Profile } from './options.js'
+import type { Part, Profile } from './options.js'
+import type { PushRun } from './push-latency.js'
 import type { SmallProfile } from './profile-small.js'
 import type { Revision } from './revision.js'
 import type { Metrics } from './stats.js'
@@ -18,6 +20,8 @@ import type { WorkersComparison } from './workers.js'
 export interface BenchReport {
   date: string
   quick: boolean
+  /** The part measured alone (--only), undefined for a whole run. */
+  only: Part | undefined
   machine: Machine
   /** The provider code measured. */
   revision: Revision
@@ -42,12 +46,15 @@ export interface BenchReport {
     /** Where influxd and the rest ran during the InfluxDB scenarios (the memory scenarios share every CPU). */
     cpuPlacement: CpuPlacement
   }
+  /** Empty with --only live. */
   scenarios: ScenarioResult[]
-  /** Small requests beside connections that pipeline requests and read nothing. */
-  pipelining: PipeliningAttackResult
-  /** The memory store loading a quarter, half and all of the data set. */
-  loadGrowth: LoadGrowthPoint[]
-  workers: WorkersComparison
+  /** Small requests beside connections that pipeline requests and read nothing (not with --only live). */
+  pipelining: PipeliningAttackResult | undefined
+  /** The memory store loading a quarter, half and all of the data set (not with --only live). */
+  loadGrowth: LoadGrowthPoint[] | undefined
+  workers: WorkersComparison | undefined
+  /** Ingest throughput, push latency, small requests beside an ingest. */
+  live: LiveResult | undefined
   targets: TargetCheck[]
   targetsMissed: number
   cpuProfile: SmallProfile | undefined
@@ -56,15 +63,17 @@ export interface BenchReport {
 
 export interface ReportInput {
   profile: Profile
+  only: Part | undefined
   placement: CpuPlacement
   machine: Machine
   revision: Revision
   dataset: Dataset
   influx: InfluxStore
   scenarios: ScenarioResult[]
-  pipelining: PipeliningAttackResult
-  loadGrowth: LoadGrowthPoint[]
-  workers: WorkersComparison
+  pipelining: PipeliningAttackResult | undefined
+  loadGrowth: LoadGrowthPoint[] | undefined
+  workers: WorkersComparison | undefined
+  live: LiveResult | undefined
   targets: TargetCheck[]
   cpuProfile: SmallProfile | undefined
   durationSec: number
@@ -75,6 +84,7 @@ export function buildReport (input: ReportInput): BenchReport {
   return {
     date: new Date().toISOString(),
     quick: profile.name === 'quick',
+    only: input.only,
     machine: input.machine,
     revision: input.revision,
     dataset: {
@@ -101,6 +111,7 @@ export function buildReport (input: ReportInput): BenchReport {
     pipelining: input.pipelining,
     loadGrowth: input.loadGrowth,
     workers: input.workers,
+    live: input.live,
     targets: input.targets,
     targetsMissed: input.targets.filter((target) => !target.pass).length,
     cpuProfile: input.cpuProfile,
@@ -120,6 +131,7 @@ function latencies (metrics: Metrics): string {
 }
 
 function targetValue (target: TargetCheck): string {
+  if (target.target.endsWith(' ms')) return `${ms(target.value)} ms`
   if (target.target.includes('%')) return pct(target.value)
   if (target.target.includes('MB')) return `${target.value.toFixed(1)} MB`
   if (target.target.includes('×')) return times(target.value)
@@ -138,7 +150,8 @@ function rowTargets (row: ScenarioResult, targets: readonly TargetCheck[]): stri
 export function renderMarkdown (report: BenchReport): string {
   const { machine, dataset, method } = report
   const lines: string[] = []
-  lines.push(`# Benchmark results${report.quick ? ' (QUICK run: tiny data set, short measurements — not representative)' : ''}`, '')
+  const partial = report.only === undefined ? '' : ` (--only ${report.only})`
+  lines.push(`# Benchmark results${partial}${report.quick ? ' (QUICK run: tiny data set, short measurements — not representative)' : ''}`, '')
   lines.push(`- Date: ${report.date}; the run took ${Math.round(report.durationSec)} s`)
   const changed = report.revision.uncommittedFiles
   lines.push(`- Provider code: commit ${report.revision.commit ?? 'unknown'}${changed.length === 0 ? '' : ` with uncommitted changes to ${changed.join(', ')}`}`)
@@ -148,6 +161,29 @@ export function renderMarkdown (report: BenchReport): string {
   lines.push(`- Method: ${method.connections} connections (large: ${method.large.connections}), ${method.rounds} rounds of ${method.durationSec} s (large: ${method.large.durationSec} s) per contender ${warmup}, provider and ceilings in turns; RSS of the provider's process tree every ${method.rssSampleMs} ms`)
   lines.push(`- CPUs: memory scenarios share every CPU; InfluxDB scenarios: ${describeCpuPlacement(method.cpuPlacement)}`)
   lines.push('')
+  if (report.scenarios.length > 0) renderScenarios(report, lines)
+  if (report.live !== undefined) renderLive(report.live, lines)
+
+  lines.push('', '## Targets', '')
+  lines.push('| scenario | store | target | value | result |')
+  lines.push('|---|---|---|--:|---|')
+  for (const target of report.targets) {
+    lines.push(`| ${target.scenario} | ${target.store} | ${target.target} | ${targetValue(target)} | ${target.pass ? 'pass' : '**FAIL**'} |`)
+  }
+  lines.push('', `${report.targetsMissed} of ${report.targets.length} targets missed.`)
+
+  if (report.cpuProfile !== undefined) {
+    const profile = report.cpuProfile
+    lines.push('', `## CPU profile: small, memory store (${profile.durationSec} s at ${int(profile.reqPerSec)} req/s, --cpu-prof)`, '')
+    lines.push('| function | self ms | self % |')
+    lines.push('|---|--:|--:|')
+    for (const hot of profile.top) lines.push(`| \`${hot.name}\` | ${hot.selfMs} | ${hot.selfPercent} |`)
+  }
+  return lines.join('\n') + '\n'
+}
+
+/** The scenarios' table, large answers, the pipelined attack, loading and WORKERS. */
+function renderScenarios (report: BenchReport, lines: string[]): void {
   lines.push('Latencies are p50 / p97.5 / p99 in milliseconds. "vs framework" is the provider\'s requests/s as a share of the bare Fastify server serving the same bytes, and its p50 as a multiple of that server\'s; "vs raw" the same against the raw InfluxDB query.', '')
   lines.push('| scenario | store | answer | req/s | latency ms | errors | non-2xx (unexpected) | RSS MB start → peak (growth), end | framework ceiling req/s, latency ms | vs framework req/s, p50 | raw InfluxDB req/s, latency ms | vs raw req/s, p50 | targets |')
   lines.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|')
@@ -172,6 +208,7 @@ export function renderMarkdown (report: BenchReport): string {
   }
 
   const attack = report.pipelining
+  if (attack === undefined || report.loadGrowth === undefined || report.workers === undefined) return
   lines.push('', '## Pipelined attack (memory store)', '')
   lines.push(`${attack.connections} connections each write ${int(attack.requestsPerConnection)} pipelined requests for a year of events (\`${attack.path.replace(/\?.*/, '?start_date=…&end_date=…')}\`) and never read; the small requests run on other connections.`, '')
   lines.push('| RSS MB start → peak (growth), end | small p99 alone ms | small p99 beside the attack ms | ratio | small req/s alone, beside |')
@@ -198,29 +235,63 @@ export function renderMarkdown (report: BenchReport): string {
   } else {
     lines.push(`Not measured: ${workers.note}.`)
   }
-
-  lines.push('', '## Targets', '')
-  lines.push('| scenario | store | target | value | result |')
-  lines.push('|---|---|---|--:|---|')
-  for (const target of report.targets) {
-    lines.push(`| ${target.scenario} | ${target.store} | ${target.target} | ${targetValue(target)} | ${target.pass ? 'pass' : '**FAIL**'} |`)
-  }
-  lines.push('', `${report.targetsMissed} of ${report.targets.length} targets missed.`)
-
-  if (report.cpuProfile !== undefined) {
-    const profile = report.cpuProfile
-    lines.push('', `## CPU profile: small, memory store (${profile.durationSec} s at ${int(profile.reqPerSec)} req/s, --cpu-prof)`, '')
-    lines.push('| function | self ms | self % |')
-    lines.push('|---|--:|--:|')
-    for (const hot of profile.top) lines.push(`| \`${hot.name}\` | ${hot.selfMs} | ${hot.selfPercent} |`)
-  }
-  return lines.join('\n') + '\n'
 }
 
+const share = (part: number, whole: number) => whole > 0 ? `${(100 * part / whole).toFixed(part > 0 && part < whole / 100 ? 2 : 0)}%` : '–'
+
+function pushRow (run: PushRun): string {
+  const delivery = (stats: PushRun['sse'] | undefined) => stats === undefined
+    ? 'not measured'
+    : `${ms(stats.latencyMs.p50)} / ${ms(stats.latencyMs.p99)} / ${ms(stats.latencyMs.max)}`
+  const before = (stats: PushRun['sse'] | undefined) => stats === undefined ? '' : share(stats.beforeAnswer, stats.received)
+  const missing = run.sse.missing + (run.mqttDelivery?.missing ?? 0)
+  const { rssMB } = run
+  const perStream = run.streams > 0 ? (rssMB.connected - rssMB.before) * 1024 / run.streams : NaN
+  return `| ${int(run.streams)}${run.mqtt ? ' + 1 MQTT' : ''} | ${int(run.ratePerSec)} (${run.perPost} per POST every ${run.intervalMs} ms) | ${int(run.posted.events)} | ` +
+    `${delivery(run.sse)} | ${ms(run.sse.fromPostMs.p50)} / ${ms(run.sse.fromPostMs.p99)} | ${delivery(run.mqttDelivery)} | ` +
+    `${before(run.sse)}${run.mqttDelivery === undefined ? '' : `, MQTT ${before(run.mqttDelivery)}`} | ${missing} | ` +
+    `${ms(run.posted.postLatencyMs.p50)} / ${ms(run.posted.postLatencyMs.p99)} | ${run.cpu.providerPercent.toFixed(0)}%, ${run.cpu.subscribersPercent.toFixed(0)}% | ` +
+    `${mb(rssMB.before)} → ${mb(rssMB.connected)} (+${mb(rssMB.connected - rssMB.before)}, ${Number.isFinite(perStream) ? perStream.toFixed(1) : '–'} KB a stream), ${mb(rssMB.peak)}, ${mb(rssMB.after)} |`
+}
+
+/** Ingest throughput, push latency, small requests beside an ingest. */
+function renderLive (live: LiveResult, lines: string[]): void {
+  const { memory, influxdb } = live.ingest
+  lines.push('', '## Live events (ingest and push)', '')
+  lines.push('### Ingest throughput', '')
+  lines.push(`Batches of ${int(memory.batchEvents)} new events (NDJSON), ${memory.clients} clients each posting its next batch once the last is answered; the provider's events/s (as written in its answers) against its ceiling's, in turns. InfluxDB: ${live.influxCpuPlacement}.`, '')
+  lines.push('| store | before the ingest | provider events/s | batch p50 / p99 ms | ceiling | ceiling events/s | ceiling batch p50 / p99 ms | provider / ceiling | provider RSS MB before → after |')
+  lines.push('|---|---|--:|--:|---|--:|--:|--:|--:|')
+  for (const ingest of [memory, influxdb]) {
+    lines.push(`| ${ingest.store} | ${ingest.storedBefore} | ${int(ingest.provider.eventsPerSec)} | ${ms(ingest.provider.batchLatencyMs.p50)} / ${ms(ingest.provider.batchLatencyMs.p99)} | ${ingest.ceilingDescription} | ` +
+      `${int(ingest.ceiling.eventsPerSec)} | ${ms(ingest.ceiling.batchLatencyMs.p50)} / ${ms(ingest.ceiling.batchLatencyMs.p99)} | ${pct(ingest.ratio)} | ${mb(ingest.providerRssMB.start)} → ${mb(ingest.providerRssMB.end)} |`)
+  }
+
+  const { push } = live
+  lines.push('', '### Push latency', '')
+  lines.push(`A memory-store provider (${int(push.eventsInFile)} events in its file${push.broker === undefined ? ', no MQTT: mosquitto is not installed' : `, MQTT_URL to ${push.broker}`}); the subscribers in a process of their own, events posted from another. ` +
+    'Latency: receipt at a subscriber minus the moment the posting client got the 200 of the POST that carried the event; an event that arrived before that 200 counts as 0 ("before the 200").' +
+    `${push.note === undefined ? '' : ` Note: ${push.note}.`}`, '')
+  lines.push('| subscribers | events/s | events | streams p50 / p99 / max ms | streams from sending the POST p50 / p99 ms | MQTT p50 / p99 / max ms | before the 200 | missing | POST p50 / p99 ms | CPU of a core: provider, subscribers | provider RSS MB before → with the streams (growth), peak, after |')
+  lines.push('|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
+  lines.push(pushRow(push.fast))
+  lines.push(pushRow(push.many))
+
+  const beside = live.smallBesideIngest
+  lines.push('', '### Small requests beside an ingest (memory store)', '')
+  lines.push(`The small scenario's request alone, then beside ${int(beside.ratePerSec)} events/s posted by another process (${beside.perPost} per POST), in turns, on the provider of the memory ingest.`, '')
+  lines.push('| small p99 alone ms | small p99 beside the ingest ms | ratio | small req/s alone, beside | events written/s | POST p50 / p99 ms |')
+  lines.push('|--:|--:|--:|--:|--:|--:|')
+  lines.push(`| ${ms(beside.smallAlone.latencyMs.p99)} | ${ms(beside.smallBeside.latencyMs.p99)} | ${times(beside.p99Ratio)} | ${int(beside.smallAlone.reqPerSec)}, ${int(beside.smallBeside.reqPerSec)} | ` +
+    `${int(beside.ingest.eventsPerSec)} | ${ms(beside.ingest.postLatencyMs.p50)} / ${ms(beside.ingest.postLatencyMs.p99)} |`)
+}
+
+/** latest.json and latest.md; latest-<part>.json and .md for a run of one part (--only). */
 export async function writeReport (resultsDir: string, report: BenchReport): Promise<{ json: string, markdown: string }> {
   await mkdir(resultsDir, { recursive: true })
-  const json = join(resultsDir, 'latest.json')
-  const markdown = join(resultsDir, 'latest.md')
+  const name = report.only === undefined ? 'latest' : `latest-${report.only}`
+  const json = join(resultsDir, `${name}.json`)
+  const markdown = join(resultsDir, `${name}.md`)
   await writeFile(json, JSON.stringify(report, null, 2) + '\n')
   await writeFile(markdown, renderMarkdown(report))
   return { json, markdown }

@@ -12,6 +12,23 @@ export function rssBytes (pid: number): number {
   }
 }
 
+/**
+ * CPU time (user + system) a process and all its descendants have used, in seconds, from
+ * /proc/<pid>/stat (in USER_HZ ticks, 100 a second on Linux).
+ */
+export function treeCpuSeconds (pid: number): number {
+  return processTree(pid).reduce((sum, id) => {
+    try {
+      // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+      const stat = readFileSync(`/proc/${id}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      return sum + (Number(fields[11]) + Number(fields[12])) / 100
+    } catch {
+      return sum
+    }
+  }, 0)
+}
+
 /** The resident memory of a process and all its descendants (a cluster's primary and workers). */
 export function treeRssBytes (pid: number): number {
   return processTree(pid).reduce((sum, id) => sum + rssBytes(id), 0)

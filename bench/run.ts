@@ -8,11 +8,12 @@ import { startFrameworkCeiling, type FrameworkCeiling } from './ceiling.js'
 import { applyCpuPlacement, describeCpuPlacement, planCpuPlacement } from './cpu-placement.js'
 import { ensureDataset } from './dataset.js'
 import { openInfluxStore, type InfluxStore } from './influx-store.js'
-import { measureLoadGrowth } from './load-growth.js'
+import { measureLive } from './live.js'
+import { measureLoadGrowth, type LoadGrowthPoint } from './load-growth.js'
 import { log } from './log.js'
 import { describeMachine } from './machine.js'
 import { measureScenario, type ScenarioResult } from './measure-scenario.js'
-import { measurePipeliningAttack } from './pipelining-attack.js'
+import { measurePipeliningAttack, type PipeliningAttackResult } from './pipelining-attack.js'
 import { USAGE, UsageError, parseBenchOptions, type BenchOptions } from './options.js'
 import { killChildrenNow, stopAllChildren } from './processes.js'
 import { profileSmall, type SmallProfile } from './profile-small.js'
@@ -20,12 +21,14 @@ import { buildProvider, startProvider, type Provider } from './provider.js'
 import { buildReport, renderMarkdown, writeReport } from './report.js'
 import { providerRevision } from './revision.js'
 import { buildScenarios, providerRequest, yearPath, type Scenario } from './scenarios.js'
-import { evaluateAttackTargets, evaluateTargets } from './targets.js'
-import { compareWorkers } from './workers.js'
+import { evaluateAttackTargets, evaluateLiveTargets, evaluateTargets } from './targets.js'
+import { compareWorkers, type WorkersComparison } from './workers.js'
 
 /**
- * `npm run bench [-- --quick]`: the provider under load on both stores, beside its ceilings (a
- * bare Fastify server serving the same bytes, and the raw InfluxDB query), measured in turns.
+ * `npm run bench [-- --quick] [-- --only live]`: the provider under load on both stores, beside
+ * its ceilings (a bare Fastify server serving the same bytes, and the raw InfluxDB query),
+ * measured in turns; then its live events (ingest throughput, push latency), each against its own
+ * ceiling or target.
  * Exits 0 when the run completed, whatever the targets say; non-zero when it could not run.
  */
 
@@ -66,48 +69,57 @@ async function run (options: BenchOptions): Promise<void> {
   const influx = await openInfluxStore(dataset)
   running.influx = influx
   const token = randomBytes(24).toString('base64url')
-  const ceiling: FrameworkCeiling = await startFrameworkCeiling(running.scratch)
   const scenarios = buildScenarios(dataset)
   const small = scenarios.find((scenario) => scenario.name === 'small')!
-  const results: ScenarioResult[] = []
-
-  const measureAll = async (provider: Provider, store: 'memory' | 'influxdb', wanted: readonly Scenario[]) => {
-    for (const scenario of wanted) {
-      results.push(await measureScenario(scenario, {
-        profile,
-        provider,
-        store,
-        token,
-        ceiling,
-        small,
-        ...(store === 'influxdb' ? { influx: { url: influx.url, database: influx.database, measurement: influx.measurement } } : {})
-      }))
-    }
-  }
-
-  log('starting the memory-store provider')
-  const memory = await startProvider({ name: 'memory', dataset, token, store: 'memory' })
-  await measureAll(memory, 'memory', scenarios.filter((scenario) => scenario.stores.includes('memory')))
-  log('pipelined attack: the memory-store provider, small requests beside connections that pipeline and never read')
-  const pipelining = await measurePipeliningAttack(memory, providerRequest(small, memory.url, token), yearPath(dataset), `Bearer ${token}`, profile)
-  const workers = await compareWorkers(memory, dataset, token, small, profile)
-  await memory.stop()
-  log('load: the memory store loading parts of the data set, against a bare JSON.parse of the same lines')
-  const loadGrowth = await measureLoadGrowth(dataset, token, running.scratch)
-
   const placement = planCpuPlacement(options.separateStoreCpus)
-  log(`InfluxDB scenarios: ${describeCpuPlacement(placement)}`)
-  const unpin = applyCpuPlacement(placement, influx.server.pid())
-  try {
-    log('starting the InfluxDB provider')
-    const influxProvider = await startProvider({ name: 'influxdb', dataset, token, store: 'influxdb', influxUrl: influx.url })
-    await measureAll(influxProvider, 'influxdb', scenarios.filter((scenario) => scenario.stores.includes('influxdb')))
-    await influxProvider.stop()
-  } finally {
-    unpin()
+  const results: ScenarioResult[] = []
+  let pipelining: PipeliningAttackResult | undefined
+  let workers: WorkersComparison | undefined
+  let loadGrowth: LoadGrowthPoint[] | undefined
+  let cpuProfile: SmallProfile | undefined
+
+  if (options.only === undefined) {
+    const ceiling: FrameworkCeiling = await startFrameworkCeiling(running.scratch)
+    const measureAll = async (provider: Provider, store: 'memory' | 'influxdb', wanted: readonly Scenario[]) => {
+      for (const scenario of wanted) {
+        results.push(await measureScenario(scenario, {
+          profile,
+          provider,
+          store,
+          token,
+          ceiling,
+          small,
+          ...(store === 'influxdb' ? { influx: { url: influx.url, database: influx.database, measurement: influx.measurement } } : {})
+        }))
+      }
+    }
+
+    log('starting the memory-store provider')
+    const memory = await startProvider({ name: 'memory', dataset, token, store: 'memory' })
+    await measureAll(memory, 'memory', scenarios.filter((scenario) => scenario.stores.includes('memory')))
+    log('pipelined attack: the memory-store provider, small requests beside connections that pipeline and never read')
+    pipelining = await measurePipeliningAttack(memory, providerRequest(small, memory.url, token), yearPath(dataset), `Bearer ${token}`, profile)
+    workers = await compareWorkers(memory, dataset, token, small, profile)
+    await memory.stop()
+    log('load: the memory store loading parts of the data set, against a bare JSON.parse of the same lines')
+    loadGrowth = await measureLoadGrowth(dataset, token, running.scratch)
+
+    log(`InfluxDB scenarios: ${describeCpuPlacement(placement)}`)
+    const unpin = applyCpuPlacement(placement, influx.server.pid())
+    try {
+      log('starting the InfluxDB provider')
+      const influxProvider = await startProvider({ name: 'influxdb', dataset, token, store: 'influxdb', influxUrl: influx.url })
+      await measureAll(influxProvider, 'influxdb', scenarios.filter((scenario) => scenario.stores.includes('influxdb')))
+      await influxProvider.stop()
+    } finally {
+      unpin()
+    }
+    await ceiling.stop()
   }
 
-  let cpuProfile: SmallProfile | undefined
+  log('live events: ingest throughput, small requests beside an ingest, push latency')
+  const live = await measureLive({ profile, dataset, token, scratch: running.scratch, small, influx, placement })
+
   if (options.cpuProfile) {
     // An extra: its failure is reported, and the measurements are kept.
     try {
@@ -117,8 +129,12 @@ async function run (options: BenchOptions): Promise<void> {
     }
   }
 
-  const targets = [...evaluateTargets(results), ...evaluateAttackTargets(pipelining)]
-  const report = buildReport({ profile, placement, machine, revision, dataset, influx, scenarios: results, pipelining, loadGrowth, workers, targets, cpuProfile, durationSec: (performance.now() - started) / 1000 })
+  const targets = [
+    ...evaluateTargets(results),
+    ...(pipelining === undefined ? [] : evaluateAttackTargets(pipelining)),
+    ...evaluateLiveTargets(live)
+  ]
+  const report = buildReport({ profile, only: options.only, placement, machine, revision, dataset, influx, scenarios: results, pipelining, loadGrowth, workers, live, targets, cpuProfile, durationSec: (performance.now() - started) / 1000 })
   const written = await writeReport(options.resultsDir, report)
   process.stdout.write('\n' + renderMarkdown(report))
   log(`written: ${relative(projectRoot, written.json)}, ${relative(projectRoot, written.markdown)}; ${report.targetsMissed} of ${targets.length} targets missed`)

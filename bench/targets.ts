@@ -1,5 +1,7 @@
+import type { LiveResult } from './live.js'
 import type { ScenarioResult } from './measure-scenario.js'
 import type { PipeliningAttackResult } from './pipelining-attack.js'
+import type { PushRun } from './push-latency.js'
 
 /** What every load run counts. */
 interface RunCounts {
@@ -72,4 +74,42 @@ export function evaluateAttackTargets (attack: PipeliningAttackResult): TargetCh
     targetOf('small p99 beside the attack < 3× small p99 alone', attack.p99Ratio, attack.p99Ratio < 3, 3),
     targetOf('no errors or timeouts (small requests)', attack.smallAlone.errors + attack.smallBeside.errors, attack.smallAlone.errors + attack.smallBeside.errors === 0, 0)
   ]
+}
+
+/** The live events measurements' targets (bench/live.ts). */
+export function evaluateLiveTargets (live: LiveResult): TargetCheck[] {
+  const checks: TargetCheck[] = []
+  const add = (scenario: string, store: string, target: string, value: number, pass: boolean, limit: number) => {
+    checks.push({ scenario, store, target, value, limit, pass })
+  }
+  for (const ingest of [live.ingest.memory, live.ingest.influxdb]) {
+    const ceiling = ingest.store === 'memory' ? 'appending with fdatasync' : 'raw InfluxDB writes'
+    add('ingest', ingest.store, `events/s ≥ 50% of ${ceiling}`, ingest.ratio, ingest.ratio >= 0.5, 0.5)
+    const failures = ingest.provider.errors + ingest.ceiling.errors
+    add('ingest', ingest.store, 'no errors or timeouts', failures, failures === 0, 0)
+    const unexpected = ingest.provider.unexpectedStatuses + ingest.ceiling.unexpectedStatuses
+    add('ingest', ingest.store, 'no unexpected statuses', unexpected, unexpected === 0, 0)
+    const notWritten = ingest.provider.refused + ingest.provider.unchanged
+    add('ingest', ingest.store, 'every event written (none refused or unchanged)', notWritten, notWritten === 0, 0)
+  }
+
+  const beside = live.smallBesideIngest
+  add('small beside ingest', 'memory', `small p99 beside an ingest of ${beside.ratePerSec} events/s < 2× small p99 alone`, beside.p99Ratio, beside.p99Ratio < 2, 2)
+  const besideFailures = beside.smallAlone.errors + beside.smallBeside.errors + beside.ingest.errors
+  add('small beside ingest', 'memory', 'no errors or timeouts', besideFailures, besideFailures === 0, 0)
+  const besideUnexpected = beside.smallAlone.unexpectedStatuses + beside.smallBeside.unexpectedStatuses + beside.ingest.unexpectedStatuses + beside.ingest.refused
+  add('small beside ingest', 'memory', 'no unexpected statuses or refused events', besideUnexpected, besideUnexpected === 0, 0)
+
+  const pushChecks = (run: PushRun, limitMs: number) => {
+    const scenario = `push, ${run.streams} streams${run.mqtt ? ' + MQTT' : ''}, ${run.ratePerSec} events/s`
+    add(scenario, 'memory', `streams: p99 < ${limitMs} ms`, run.sse.latencyMs.p99, run.sse.latencyMs.p99 < limitMs, limitMs)
+    if (run.mqttDelivery !== undefined) add(scenario, 'memory', `MQTT: p99 < ${limitMs} ms`, run.mqttDelivery.latencyMs.p99, run.mqttDelivery.latencyMs.p99 < limitMs, limitMs)
+    const missing = run.sse.missing + (run.mqttDelivery?.missing ?? 0)
+    add(scenario, 'memory', 'every event delivered to every subscriber', missing, missing === 0, 0)
+    const failures = run.failedStreams + run.closedEarly + run.posted.errors + run.posted.unexpectedStatuses + run.posted.refused
+    add(scenario, 'memory', 'every stream connected and kept, every post answered 200', failures, failures === 0, 0)
+  }
+  pushChecks(live.push.fast, 50)
+  pushChecks(live.push.many, 250)
+  return checks
 }
