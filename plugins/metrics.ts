@@ -1,34 +1,101 @@
+import { createServer, type Server } from 'node:http'
+import { once } from 'node:events'
 import fp from 'fastify-plugin'
-import { Registry } from 'prom-client'
+import { Counter, Histogram, Registry } from 'prom-client'
 import { bearerTokenOf, tokenDigest } from '../src/http/bearer-token.js'
-import { sendError } from '../src/http/replies.js'
+import { errorBody, JSON_CONTENT_TYPE, sendError } from '../src/http/replies.js'
+
+/** The provider's own figures, for the routes and plugins that count them. */
+export interface ProviderMetrics {
+  readonly registry: Registry
+  /** Events written into answers (events endpoint). */
+  readonly eventsServed: Counter
+  /** Seconds from a query's start to its last event, by store kind and outcome. */
+  readonly storeQuerySeconds: Histogram<'store' | 'outcome'>
+  /** Store failures (unavailable, a refused query, a broken contract), by kind. */
+  readonly storeFailures: Counter<'kind'>
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Where plugins register their Prometheus metrics (served at GET /metrics with METRICS_TOKEN). */
     metrics: Registry
+    providerMetrics: ProviderMetrics
   }
 }
 
 export interface MetricsOptions {
   /** METRICS_TOKEN; undefined: the registry is kept, the endpoint is not served. */
   token: string | undefined
+  /** METRICS_PORT: the same endpoint on a port of its own as well (the main one keeps it too). */
+  port?: number | undefined
+  host?: string
 }
 
 /**
  * The provider's Prometheus metrics (`prom-client`), in text format at `GET /metrics`, readable
- * with METRICS_TOKEN only (an operator's token, not a consumer's: any other is 401). Per process:
- * with WORKERS > 1 each answer is one worker's.
+ * with METRICS_TOKEN only (an operator's token, not a consumer's: any other is 401; unset, the
+ * endpoint is not served), and on METRICS_PORT too when set. Per process: with WORKERS > 1 each
+ * answer is one worker's. Requests by route, method and status with a latency histogram; store
+ * query time and failures; events served; the live side adds ingest counts, streams and the MQTT
+ * backlog (plugins/live-events.ts, src/routes/ingest.ts).
  */
 export default fp<MetricsOptions>(async function metrics (fastify, options) {
   const registry = new Registry()
   fastify.decorate('metrics', registry)
+  const requestSeconds = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Requests by route (its pattern), method and status, and how long they took',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry]
+  })
+  fastify.decorate('providerMetrics', {
+    registry,
+    eventsServed: new Counter({ name: 'events_served_total', help: 'Events written into events answers', registers: [registry] }),
+    storeQuerySeconds: new Histogram({
+      name: 'store_query_duration_seconds',
+      help: 'From the start of a query to its last event, by store and outcome (ok, failed)',
+      labelNames: ['store', 'outcome'] as const,
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30],
+      registers: [registry]
+    }),
+    storeFailures: new Counter({ name: 'store_failures_total', help: 'Store failures by kind: unavailable, query_refused, contract_broken', labelNames: ['kind'] as const, registers: [registry] })
+  })
+  // Callback style, and one observation per answer through a child kept per route, method and
+  // status (prom-client hashes a labels object on every observe): this runs on every request.
+  const children = new Map<string, { observe (value: number): void }>()
+  fastify.addHook('onResponse', function countRequest (request, reply, done) {
+    const route = request.routeOptions.url ?? 'unrouted'
+    const key = route + ' ' + request.method + ' ' + reply.statusCode
+    let child = children.get(key)
+    if (child === undefined) children.set(key, child = requestSeconds.labels(route, request.method, String(reply.statusCode)))
+    child.observe(reply.elapsedTime / 1000)
+    done()
+  })
+
   const { token } = options
   if (token === undefined) return
   const expected = tokenDigest(token)
+  const allowed = (offered: string | undefined) => offered !== undefined && tokenDigest(offered) === expected
   fastify.get('/metrics', { config: { public: true } }, async (request, reply) => {
-    const offered = bearerTokenOf(request.raw)
-    if (offered === undefined || tokenDigest(offered) !== expected) return sendError(reply, 'unauthorized_request')
+    if (!allowed(bearerTokenOf(request.raw))) return sendError(reply, 'unauthorized_request')
     return reply.type(registry.contentType).send(await registry.metrics())
   })
+
+  if (options.port === undefined) return
+  const server: Server = createServer((request, response) => {
+    if (request.url !== '/metrics' || !allowed(bearerTokenOf(request))) {
+      const code = request.url !== '/metrics' ? 'not_found' : 'unauthorized_request'
+      response.writeHead(code === 'not_found' ? 404 : 401, { 'content-type': JSON_CONTENT_TYPE }).end(errorBody(code))
+      return
+    }
+    registry.metrics().then((text) => {
+      response.writeHead(200, { 'content-type': registry.contentType }).end(text)
+    }, () => response.writeHead(500).end())
+  })
+  server.listen(options.port, options.host ?? '0.0.0.0')
+  await once(server, 'listening')
+  fastify.addHook('onClose', (_instance, done) => { server.close(() => done()) })
+  fastify.log.info({ port: options.port }, 'metrics listening on their own port too')
 }, { name: 'metrics', fastify: '5.x' })

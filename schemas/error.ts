@@ -25,6 +25,8 @@ export const ErrorCode = {
   request_timeout: 408,
   /** The request line and headers are larger than Node's limit (16 KiB). */
   request_header_fields_too_large: 431,
+  /** More requests than RATE_LIMIT allows a token (with Retry-After). */
+  too_many_requests: 429,
   internal_error: 500,
   service_unavailable: 503
 } as const
@@ -32,8 +34,8 @@ export const ErrorCode = {
 export type ErrorCodeName = keyof typeof ErrorCode
 
 export const ErrorObject = Type.Object({
-  status: Type.Integer({ minimum: 100, maximum: 599 }),
-  message: Type.Union((Object.keys(ErrorCode) as ErrorCodeName[]).map((code) => Type.Literal(code)))
-}, { $id: 'ErrorObject', additionalProperties: false })
+  status: Type.Integer({ minimum: 100, maximum: 599, description: 'the HTTP status of the answer' }),
+  message: Type.Union((Object.keys(ErrorCode) as ErrorCodeName[]).map((code) => Type.Literal(code)), { description: 'the error code' })
+}, { $id: 'ErrorObject', additionalProperties: false, description: 'An error: every error answer carries one (except 204, whose code is in X-Error-Message)' })
 
 export type ErrorObject = Static<typeof ErrorObject>

@@ -4,6 +4,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import authentication from '../plugins/authentication.js'
 import loadLimits from '../plugins/load-limits.js'
 import metrics from '../plugins/metrics.js'
+import compression from '../plugins/compression.js'
+import corsHeaders from '../plugins/cors.js'
+import rateLimits from '../plugins/rate-limits.js'
 import entityRegistry from '../plugins/entity-registry.js'
 import eventStore from '../plugins/event-store.js'
 import liveEvents from '../plugins/live-events.js'
@@ -35,17 +38,22 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   const { config, tokens } = options
   fastify.register(loadLimits, { ...config.limits })
   fastify.register(sensible)
-  fastify.register(metrics, { token: config.metricsToken })
+  fastify.register(metrics, { token: config.metricsToken, port: config.metricsPort, host: config.host })
+  fastify.register(corsHeaders, { origins: config.corsOrigins })
+  fastify.register(compression)
   fastify.register(queryRules)
   fastify.register(entityRegistry, { entitiesFile: config.entitiesFile })
   fastify.register(authentication, { tokens, tokensFile: config.tokensFile, jwt: config.jwt })
+  fastify.register(rateLimits, { limit: config.rateLimit })
   fastify.register(eventStore, { store: config.store })
   fastify.register(specifications, { specificationsFile: config.specificationsFile })
   fastify.register(liveEvents, { stream: config.stream, mqtt: config.mqtt })
 
-  fastify.register(eventsRoutes)
-  fastify.register(eventSpecificationsRoutes)
-  fastify.register(eventStreamRoutes, { maxBufferBytes: config.stream.maxBufferBytes, retryAfterSeconds: config.limits.retryAfterSeconds })
+  // The interface's paths begin with SERVICE_SEGMENT (`/svc/v2/events` by default).
+  const prefix = `/${config.serviceSegment}`
+  fastify.register(eventsRoutes, { prefix })
+  fastify.register(eventSpecificationsRoutes, { prefix })
+  fastify.register(eventStreamRoutes, { prefix, maxBufferBytes: config.stream.maxBufferBytes, retryAfterSeconds: config.limits.retryAfterSeconds })
   fastify.register(ingestRoutes, { maxBytes: config.ingestMaxBytes })
   fastify.register(healthRoutes)
 
@@ -53,11 +61,13 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   fastify.setErrorHandler(function (error: FastifyError, request, reply) {
     if (error.validation !== undefined) return errorObject(reply, 'invalid_parameter')
     if (error instanceof StoreUnavailableError) {
+      fastify.providerMetrics.storeFailures.inc({ kind: 'unavailable' })
       request.log.warn({ err: error }, 'event store unavailable')
       reply.header('retry-after', String(config.limits.retryAfterSeconds))
       return errorObject(reply, 'service_unavailable')
     }
     if (error instanceof StoreContractError || error instanceof StoreQueryError) {
+      fastify.providerMetrics.storeFailures.inc({ kind: error instanceof StoreQueryError ? 'query_refused' : 'contract_broken' })
       request.log.error({ err: error }, 'a defect between the provider and its store')
       return errorObject(reply, 'internal_error')
     }
@@ -65,6 +75,7 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
     // A path or method no route serves stays 404 whatever else is wrong with the request (a
     // body Fastify could not parse, say): the token was checked before.
     if (status === 404 || request.is404) return errorObject(reply, 'not_found')
+    if (status === 429) return errorObject(reply, 'too_many_requests')
     // The ingest's body: over INGEST_MAX_BYTES, or of a type it does not take.
     if (status === 413) return errorObject(reply, 'payload_too_large')
     if (status === 415) return errorObject(reply, 'unsupported_media_type')

@@ -28,6 +28,14 @@ export interface Config {
   /** The largest ingest body accepted (413 payload_too_large beyond). */
   ingestMaxBytes: number
   stream: StreamSettings
+  /** RATE_LIMIT: requests per token per window; undefined: none. */
+  rateLimit: { max: number, windowMs: number, text: string } | undefined
+  /** CORS_ORIGINS: '*', a list of origins, or undefined: no CORS headers. */
+  corsOrigins: '*' | string[] | undefined
+  /** The interface's first path segment (SERVICE_SEGMENT): `/<segment>/v2/events`. */
+  serviceSegment: string
+  /** METRICS_PORT: /metrics on a port of its own as well. */
+  metricsPort: number | undefined
   /** TOKENS_FILE: named, possibly scoped tokens. */
   tokensFile: string | undefined
   /** JWT_*: OAuth2 access tokens of an identity provider; undefined: none accepted. */
@@ -132,6 +140,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       maxBufferBytes: Number(common.STREAM_MAX_BUFFER_BYTES ?? 1024 * 1024)
     },
     metricsToken: common.METRICS_TOKEN,
+    metricsPort: common.METRICS_PORT === undefined ? undefined : Number(common.METRICS_PORT),
+    rateLimit: rateLimitOf(common.RATE_LIMIT),
+    corsOrigins: common.CORS_ORIGINS === undefined ? undefined : common.CORS_ORIGINS.trim() === '*' ? '*' : common.CORS_ORIGINS.split(',').map((origin) => origin.trim()),
+    serviceSegment: common.SERVICE_SEGMENT ?? 'svc',
     tokensFile: common.TOKENS_FILE,
     jwt: jwtSettings(common),
     mqtt: common.MQTT_URL === undefined
@@ -171,6 +183,14 @@ function jwtSettings (common: CommonEnvironment): JwtSettings | undefined {
     throw new ConfigError(`${missing.join(' and ')} must be set too: JWTs are accepted only with JWT_JWKS_URL, JWT_ISSUER and JWT_AUDIENCE`)
   }
   return { jwksUrl, issuer, audience }
+}
+
+const WINDOW_MS: Record<string, number> = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000 }
+
+function rateLimitOf (text: string | undefined): Config['rateLimit'] {
+  if (text === undefined) return undefined
+  const [max, window] = text.split('/') as [string, string]
+  return { max: Number(max), windowMs: WINDOW_MS[window]!, text }
 }
 
 const DURATION_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }

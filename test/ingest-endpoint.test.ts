@@ -154,3 +154,21 @@ t.test('GET /metrics: with METRICS_TOKEN only; ingest counts and stream subscrib
   const { app: without } = await provider(t)
   t.equal((await without.inject({ url: '/metrics', headers: AUTH })).statusCode, 404, 'not served without METRICS_TOKEN')
 })
+
+t.test('metrics: requests by route and status with their latency, events served, store failures; METRICS_PORT serves them too', async (t) => {
+  const { freePort } = await import('./free-port.js')
+  const port = await freePort()
+  const { app } = await provider(t, { metricsToken: 'metrics-secret', metricsPort: port })
+  await app.inject({ url: '/svc/v2/events?start_date=2024-01-01T00:00:00Z', headers: AUTH })
+  await app.inject({ url: '/svc/v2/events?start_date=2024-01-01T00:00:00Z&bogus=1', headers: AUTH })
+  const body = (await app.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-secret' } })).body
+  t.match(body, /http_request_duration_seconds_count\{route="\/svc\/v2\/events",method="GET",status="200"\} 1/)
+  t.match(body, /http_request_duration_seconds_count\{route="\/svc\/v2\/events",method="GET",status="400"\} 1/)
+  t.match(body, /events_served_total \d+/)
+  t.ok(Number(/events_served_total (\d+)/.exec(body)?.[1]) > 0, 'the events of the answer are counted')
+  t.match(body, /store_query_duration_seconds_count\{store="memory",outcome="ok"\} 1/)
+  const separate = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: 'Bearer metrics-secret' } })
+  t.equal(separate.status, 200)
+  t.match(await separate.text(), 'events_served_total')
+  t.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 401, 'the token there too')
+})

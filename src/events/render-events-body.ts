@@ -27,6 +27,8 @@ export interface RenderOptions {
    * called when the client leaves.
    */
   onCut?: (error: unknown, sent: CutAnswer) => void
+  /** Called once the whole answer is rendered (whole, or at the end of its stream), with its events. */
+  onEnd?: (events: number) => void
 }
 
 /**
@@ -52,6 +54,7 @@ export async function renderEventsBody (batches: AsyncIterable<EventBatch>, erro
     const next = await iterator.next()
     if (next.done === true) {
       writer.text(tail)
+      options.onEnd?.(events)
       return writer.take()
     }
     const batch = next.value
@@ -119,6 +122,7 @@ async function * streamRest (writer: MessageListWriter, iterator: AsyncIterator<
       }
     }
     writer.text(tail)
+    options.onEnd?.(events)
     yield writer.take()
   } finally {
     // The client went away or the store failed: let the store release its query.

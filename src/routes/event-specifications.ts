@@ -4,6 +4,11 @@ import { errorResponses } from '../../schemas/responses.js'
 import { SpecificationsQuerystring, SpecificationsResponse } from '../../schemas/specifications.js'
 import { sendEmpty, sendError, sendJson } from '../http/replies.js'
 import { splitList } from '../http/list-parameter.js'
+import { preferredCoding } from '../http/accept-encoding.js'
+import { compressedBody, etagOf } from '../specifications/specification-catalog.js'
+
+/** Answers this small go uncompressed (as @fastify/compress's threshold). */
+const COMPRESS_FROM_BYTES = 1024
 
 /** If-None-Match holds the entity tag, or `*`. */
 function matches (ifNoneMatch: string | undefined, etag: string): boolean {
@@ -15,7 +20,7 @@ function matches (ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 const eventSpecificationsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
-  fastify.get('/svc/v2/event_specifications', {
+  fastify.get('/v2/event_specifications', {
     schema: {
       querystring: SpecificationsQuerystring,
       response: {
@@ -30,10 +35,15 @@ const eventSpecificationsRoutes: FastifyPluginAsyncTypebox = async function (fas
     const catalog = fastify.specificationCatalog
     if (catalog === undefined) return sendError(reply, 'not_implemented')
     const answer = catalog.answer(splitList(request.query.message_codes), splitList(request.query.languages))
+    // Compressed once per answer and coding, at the best ratio (the work is done once), kept with it.
+    const coding = answer.body.length >= COMPRESS_FROM_BYTES ? preferredCoding(request.headers['accept-encoding']) : undefined
+    const etag = etagOf(answer, coding)
     // Specifications rarely change: clients keep them and ask again with the ETag (304).
-    reply.header('etag', answer.etag).revalidate()
-    if (matches(request.headers['if-none-match'], answer.etag)) return sendEmpty(reply, 304)
-    return sendJson(reply, answer.body)
+    reply.vary('Accept-Encoding')
+    reply.header('etag', etag).revalidate()
+    if (matches(request.headers['if-none-match'], etag)) return sendEmpty(reply, 304)
+    if (coding === undefined) return sendJson(reply, answer.body)
+    return sendJson(reply.header('content-encoding', coding), compressedBody(answer, coding))
   })
 }
 

@@ -25,7 +25,7 @@ export interface EventStreamOptions {
  * A client that reconnects with Last-Event-ID gets what it missed from the log instead.
  */
 const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async function (fastify, options) {
-  fastify.get('/svc/v2/events/stream', {
+  fastify.get('/v2/events/stream', {
     schema: {
       querystring: EventStreamQuerystring,
       response: {

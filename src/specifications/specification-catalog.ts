@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { ItemError } from '../../schemas/events.js'
 import type { EventSpecification, SpecificationsResponse } from '../../schemas/specifications.js'
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
+import type { ContentCoding } from '../http/accept-encoding.js'
 
 export const ENGLISH = 'eng'
 
@@ -9,6 +11,22 @@ export interface SerializedAnswer {
   body: Buffer
   /** A strong validator of the body, for If-None-Match. */
   etag: string
+  /** The body compressed, made once per coding when first asked for (kept with the answer). */
+  compressed?: Partial<Record<ContentCoding, Buffer>>
+}
+
+/** The body of an answer in a content coding, compressed once and kept. */
+export function compressedBody (answer: SerializedAnswer, coding: ContentCoding): Buffer {
+  answer.compressed ??= {}
+  answer.compressed[coding] ??= coding === 'br'
+    ? brotliCompressSync(answer.body, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: answer.body.length } })
+    : gzipSync(answer.body, { level: 9 })
+  return answer.compressed[coding]
+}
+
+/** The entity tag of an answer's body in a coding: each representation has its own. */
+export function etagOf (answer: SerializedAnswer, coding: ContentCoding | undefined): string {
+  return coding === undefined ? answer.etag : `${answer.etag.slice(0, -1)}-${coding}"`
 }
 
 /**

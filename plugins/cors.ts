@@ -1,0 +1,28 @@
+import fp from 'fastify-plugin'
+import cors from '@fastify/cors'
+
+export interface CorsOptions {
+  /** CORS_ORIGINS; undefined: no CORS headers at all. */
+  origins: '*' | string[] | undefined
+}
+
+/**
+ * CORS for browser clients of the listed origins (`@fastify/cors`). Preflight requests carry no
+ * token (browsers never send one), so they are answered without one; the real request that
+ * follows needs its token as always.
+ */
+export default fp<CorsOptions>(async function corsHeaders (fastify, options) {
+  const { origins } = options
+  if (origins === undefined) return
+  fastify.addHook('onRoute', (route) => {
+    // @fastify/cors's preflight route: answered before (and without) the token check.
+    if (route.method === 'OPTIONS') route.config = { ...route.config, public: true }
+  })
+  await fastify.register(cors, {
+    origin: origins === '*' ? '*' : origins,
+    methods: ['GET', 'HEAD', 'POST'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'If-None-Match'],
+    exposedHeaders: ['ETag', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Error-Message'],
+    maxAge: 600
+  })
+}, { name: 'cors', fastify: '5.x' })

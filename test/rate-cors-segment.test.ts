@@ -1,0 +1,55 @@
+import t from 'tap'
+import { AUTH, build, OTHER_TOKEN } from './helper.js'
+
+const EVENTS = '/svc/v2/events?start_date=2024-01-01T00:00:00Z'
+
+t.test('RATE_LIMIT: per token, 429 in the error object with Retry-After and RateLimit headers; 401 first, then 429, then the parameters', async (t) => {
+  const app = await build(t, { rateLimit: { max: 3, windowMs: 60_000, text: '3/minute' } })
+  const statuses: number[] = []
+  let last
+  for (let i = 0; i < 4; i++) {
+    last = await app.inject({ url: EVENTS, headers: AUTH })
+    statuses.push(last.statusCode)
+  }
+  t.same(statuses, [200, 200, 200, 429])
+  t.same(last!.json(), { status: 429, message: 'too_many_requests' })
+  t.ok(Number(last!.headers['retry-after']) > 0, 'Retry-After')
+  t.equal(last!.headers['ratelimit-limit'], '3')
+  t.equal(last!.headers['ratelimit-remaining'], '0')
+  t.ok(last!.headers['ratelimit-reset'] !== undefined)
+  t.equal((await app.inject({ url: EVENTS })).statusCode, 401, 'no token: 401 before the limit')
+  t.equal((await app.inject({ url: '/svc/v2/events?bogus=1', headers: AUTH })).statusCode, 429, 'the limit before the parameter checks')
+  t.equal((await app.inject({ url: EVENTS, headers: { authorization: `Bearer ${OTHER_TOKEN}` } })).statusCode, 200, 'another token has its own count')
+  for (let i = 0; i < 5; i++) t.equal((await app.inject({ url: '/health/ready' })).statusCode, 200, 'probes are not limited')
+  const counted = await app.inject({ url: EVENTS, headers: { authorization: `Bearer ${OTHER_TOKEN}` } })
+  t.equal(counted.headers['ratelimit-remaining'], '1', 'remaining on a counted answer')
+})
+
+t.test('CORS_ORIGINS: headers for the listed origins, preflight without a token; none when unset', async (t) => {
+  const app = await build(t, { corsOrigins: ['https://app.example.com'] })
+  const preflight = await app.inject({ method: 'OPTIONS', url: '/svc/v2/events', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } })
+  t.equal(preflight.statusCode, 204, 'a preflight needs no token')
+  t.equal(preflight.headers['access-control-allow-origin'], 'https://app.example.com')
+  t.match(String(preflight.headers['access-control-allow-headers']), /authorization/i)
+  const real = await app.inject({ url: EVENTS, headers: { ...AUTH, origin: 'https://app.example.com' } })
+  t.equal(real.statusCode, 200)
+  t.equal(real.headers['access-control-allow-origin'], 'https://app.example.com')
+  const denied = await app.inject({ url: EVENTS, headers: { origin: 'https://app.example.com' } })
+  t.equal(denied.statusCode, 401, 'the real request still needs its token')
+  t.equal(denied.headers['access-control-allow-origin'], 'https://app.example.com', 'and its 401 is readable by the page')
+  const stranger = await app.inject({ url: EVENTS, headers: { ...AUTH, origin: 'https://evil.example.com' } })
+  t.equal(stranger.headers['access-control-allow-origin'], undefined, 'another origin gets no CORS header')
+
+  const plain = await build(t)
+  const none = await plain.inject({ url: EVENTS, headers: { ...AUTH, origin: 'https://app.example.com' } })
+  t.equal(none.headers['access-control-allow-origin'], undefined, 'unset: no CORS headers')
+  t.equal((await plain.inject({ method: 'OPTIONS', url: '/svc/v2/events', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET' } })).statusCode, 401, 'unset: an OPTIONS is an ordinary request (token first)')
+})
+
+t.test('SERVICE_SEGMENT: the interface under another first segment', async (t) => {
+  const app = await build(t, { serviceSegment: 'fds' })
+  t.equal((await app.inject({ url: '/fds/v2/events?start_date=2024-01-01T00:00:00Z', headers: AUTH })).statusCode, 200)
+  t.equal((await app.inject({ url: '/fds/v2/event_specifications', headers: AUTH })).statusCode, 200)
+  t.equal((await app.inject({ url: EVENTS, headers: AUTH })).statusCode, 404, 'not under svc any more')
+  t.equal((await app.inject({ url: '/health/ready' })).statusCode, 200, 'the probes stay where they are')
+})
