@@ -4,6 +4,7 @@ import type { EventBatch, EventQuery, StoreHealth } from '../src/store/event-sto
 import type { IngestEvent, WriteOutcome } from '../src/store/event-writer.js'
 import type { ConfiguredStore } from '../src/store/store-descriptor.js'
 import { keepStoreContract } from '../src/store/store-contract.js'
+import { warnOfUnknownEntityEvents } from '../src/store/unknown-entity-events.js'
 
 /** The events the provider serves: the configured store's answers, held to the contract every store keeps. */
 export interface ServedEvents {
@@ -31,6 +32,8 @@ export interface EventStoreOptions {
 /** Opens the store STORE chose; the routes see only ServedEvents, never the store itself. */
 export default fp<EventStoreOptions>(async function eventStore (fastify, options) {
   const store = await options.store.open({ log: fastify.log })
+  // Events the registry does not know are kept but never served: say so once, with a few of them.
+  warnOfUnknownEntityEvents(store, fastify.entityRegistry, fastify.log)
   fastify.addHook('onClose', async () => { await store.close() })
   fastify.decorate('events', {
     kind: store.kind,

@@ -112,6 +112,32 @@ t.test('events are sorted, unique, inside [end - days, end), and shaped as the f
   t.ok(spaceEvents.every((event) => spaceIds.has(event.space_id)), 'space events name a known space')
 })
 
+t.test('message IDs depend on every option: different data sets share none, the same options give the same IDs', async (t) => {
+  const dir = t.testdir()
+  const idsOf = async (name: string, overrides: Partial<DatasetOptions>) => {
+    await generateDataset(smallOptions(join(dir, name), { seed: 1, ...overrides }))
+    return (await readDataset(join(dir, name))).events.map((event) => event.message_id)
+  }
+  const base = await idsOf('base', {})
+  t.same(await idsOf('again', {}), base, 'the same options: the same IDs')
+  const variants: Array<[string, Partial<DatasetOptions>]> = [
+    ['devices', { devices: 31 }], ['spaces', { spaces: 10 }], ['days', { days: 15 }], ['codes', { codes: 41 }],
+    ['end', { endMs: END_MS + DAY_MS }], ['rate', { rate: 0.6 }], ['seed', { seed: 2 }], ['moves', { moveChancePerDay: 0.01 }]
+  ]
+  const seen = new Set(base)
+  for (const [option, overrides] of variants) {
+    const ids = await idsOf(option, overrides)
+    t.equal(ids.filter((id) => seen.has(id)).length, 0, `another --${option}: no message_id of another set`)
+    for (const id of ids) seen.add(id)
+  }
+
+  // The bundled demo's options keep its IDs (the test above); its seed with the default rate
+  // and end (what `npm run generate` with the default seed makes) shares none of them.
+  const bundled = new Set((await readDataset(join(projectRoot, 'data'))).events.map((event) => event.message_id))
+  const sameSeed = await idsOf('demo-seed', { devices: 120, spaces: 24, days: 90, codes: BASE_CODE_COUNT, rate: 0.5, endMs: Date.parse('2026-11-23T00:00:00Z') })
+  t.equal(sameSeed.filter((id) => bundled.has(id)).length, 0, 'no message_id of data/events.ndjson')
+})
+
 t.test('a moved device reports from its new space, and the entities file has where it ends up', async (t) => {
   const dir = t.testdir()
   const summary = await generateDataset(smallOptions(dir, { days: 60, moveChancePerDay: 0.05 }))

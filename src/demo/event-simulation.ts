@@ -14,6 +14,8 @@ export interface EventWorld {
   days: number
   /** Average events per entity per day. */
   rate: number
+  /** XORed into every drawn message_id (Random.uuid); see messageIdKey in generate-dataset.ts. */
+  idKey?: readonly number[] | undefined
 }
 
 /** A device or a space, as the simulation sees it. */
@@ -46,7 +48,7 @@ const DEFER_MAX_MS = 6 * HOUR_MS
  * on, never the whole period. Returns how many events were written.
  */
 export async function writeEventsFile (file: string, world: EventWorld, random: Random): Promise<number> {
-  const { catalog, layout, moves, startMs, days, rate } = world
+  const { catalog, layout, moves, startMs, days, rate, idKey } = world
   const endMs = startMs + days * DAY_MS
   const plans = new Map<string, IncidentPlan>()
   const planOf = (kind: EntityKind) => {
@@ -97,7 +99,7 @@ export async function writeEventsFile (file: string, world: EventWorld, random: 
           if (start <= busyUntil[slot]!) start = busyUntil[slot]! + Math.round(random.logUniform(DEFER_MIN_MS, DEFER_MAX_MS))
           busyUntil[slot] = unfoldIncident(incident, start, random, (epochMs, code) => {
             if (epochMs >= endMs) return
-            const event = { epochMs, id: random.uuid(), actor: index, code }
+            const event = { epochMs, id: random.uuid(idKey), actor: index, code }
             const eventDay = Math.floor((epochMs - startMs) / DAY_MS)
             const list = byDay.get(eventDay)
             if (list === undefined) byDay.set(eventDay, [event])

@@ -97,9 +97,14 @@ export class Random {
     return count
   }
 
-  /** A random UUID version 4, as text. */
-  uuid (): string {
-    const hex = hex8(this.uint32()) + hex8(this.uint32()) + hex8(this.uint32()) + hex8(this.uint32())
+  /**
+   * A random UUID version 4, as text. With a key (four 32-bit words), the drawn words are XORed
+   * with it first: streams of the same seed then give other IDs under other keys, and draw the
+   * same numbers (so everything else they choose stays the same).
+   */
+  uuid (key?: readonly number[]): string {
+    const word = (index: number) => (this.uint32() ^ (key?.[index] ?? 0)) >>> 0
+    const hex = hex8(word(0)) + hex8(word(1)) + hex8(word(2)) + hex8(word(3))
     const variant = '89ab'[parseInt(hex[16]!, 16) & 3]
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20)}`
   }

@@ -77,6 +77,12 @@ export interface EventStore {
    * directly (InfluxDB) leave it out.
    */
   takeWrittenElsewhere? (events: readonly StoredEvent[]): void
+  /**
+   * Every stored event, for a store that holds them in the process (the memory store), so
+   * start-up can tell how many the registry would not serve (unknown-entity-events.ts). Stores
+   * that would have to read everything from elsewhere (InfluxDB) leave it out.
+   */
+  storedMessages? (): Iterable<Message>
   close (): Promise<void>
 }
 

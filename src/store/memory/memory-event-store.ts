@@ -45,6 +45,13 @@ export class MemoryEventStore implements EventStore {
     return this.#segments.reduce((sum, segment) => sum + segment.size, 0)
   }
 
+  /** Every event, segment by segment (each in answer order). */
+  * storedMessages (): Generator<Message> {
+    for (const segment of this.#segments) {
+      for (let position = 0; position < segment.size; position++) yield segment.messageAt(position)
+    }
+  }
+
   /** Segments in use (for tests of the merging). */
   get segmentCount (): number {
     return this.#segments.length
