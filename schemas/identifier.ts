@@ -14,3 +14,6 @@ export const Identifier = Type.String({
 
 /** A comma separated list in a query string: at least one item that is not blank. */
 export const IdentifierList = Type.String({ pattern: '[^,\\s]' })
+
+/** IdentifierList with what the parameter selects, for the OpenAPI document (the same check). */
+export const identifierList = (description: string) => Type.String({ pattern: IdentifierList.pattern, description })

@@ -6,13 +6,13 @@ export type MessageCategory = Static<typeof MessageCategory>
 
 /** One event as it goes out on the wire; the field order is the order of serialisation. */
 export const Message = Type.Object({
-  message_id: Type.String(),
-  message_code: Type.String(),
+  message_id: Type.String({ description: 'the event\'s unique ID' }),
+  message_code: Type.String({ description: 'what happened (see /event_specifications)' }),
   message_category: MessageCategory,
-  date_time: Type.String(),
-  device_id: Type.Optional(Type.String()),
-  space_id: Type.Optional(Type.String())
-}, { $id: 'Message', additionalProperties: false })
+  date_time: Type.String({ description: 'when it happened: an RFC 3339 date-time in UTC, with milliseconds' }),
+  device_id: Type.Optional(Type.String({ description: 'the device it happened to (absent for an event of a space)' })),
+  space_id: Type.Optional(Type.String({ description: 'the space it happened in' }))
+}, { $id: 'Message', additionalProperties: false, description: 'One event (an alert or a notification)' })
 
 export type Message = Static<typeof Message>
 

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import authentication from '../plugins/authentication.js'
 import loadLimits from '../plugins/load-limits.js'
 import metrics from '../plugins/metrics.js'
+import openapi from '../plugins/openapi.js'
 import compression from '../plugins/compression.js'
 import corsHeaders from '../plugins/cors.js'
 import rateLimits from '../plugins/rate-limits.js'
@@ -38,6 +39,7 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   const { config, tokens } = options
   fastify.register(loadLimits, { ...config.limits })
   fastify.register(sensible)
+  fastify.register(openapi, { serviceSegment: config.serviceSegment })
   fastify.register(metrics, { token: config.metricsToken, port: config.metricsPort, host: config.host })
   fastify.register(corsHeaders, { origins: config.corsOrigins })
   fastify.register(compression)
