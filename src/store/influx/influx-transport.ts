@@ -61,7 +61,8 @@ export class InfluxTransport implements Transport {
     this.timeoutMs = timeoutMs
     const secure = base.protocol === 'https:'
     this.#transport = secure ? https : http
-    this.#agent = new (secure ? https.Agent : http.Agent)({ keepAlive: true, maxSockets: 128, maxFreeSockets: 32, noDelay: true })
+    // Agents set noDelay on their sockets by default (Node 20 and 24).
+    this.#agent = new (secure ? https.Agent : http.Agent)({ keepAlive: true, maxSockets: 128, maxFreeSockets: 32 })
     this.#target = {
       protocol: base.protocol,
       hostname: base.hostname.replace(/^\[(.*)\]$/, '$1'),
