@@ -14,6 +14,15 @@ export interface ReloadableFile<T> {
   close (): void
 }
 
+/**
+ * What SIGHUP reloads: one process listener for every file of every app in the process (tests
+ * open many apps at once; a listener each would pass Node's listener warning).
+ */
+const onHangUp = new Set<() => void>()
+function hangUp (): void {
+  for (const reload of onHangUp) reload()
+}
+
 /** Changes closer together than this are one reload (an editor writes a file in several steps). */
 const SETTLE_MS = 100
 
@@ -49,7 +58,8 @@ export async function reloadableFile<T> (
     return loading
   }
   const onSignal = () => { reload().catch(() => {}) }
-  process.on('SIGHUP', onSignal)
+  if (onHangUp.size === 0) process.on('SIGHUP', hangUp)
+  onHangUp.add(onSignal)
 
   let watcher: FSWatcher | undefined
   try {
@@ -68,7 +78,8 @@ export async function reloadableFile<T> (
     get current () { return current },
     reload,
     close () {
-      process.off('SIGHUP', onSignal)
+      onHangUp.delete(onSignal)
+      if (onHangUp.size === 0) process.off('SIGHUP', hangUp)
       clearTimeout(pending)
       watcher?.close()
     }
