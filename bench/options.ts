@@ -100,7 +100,7 @@ export const QUICK: Profile = {
 }
 
 /** What `--only` can select. */
-export const PARTS = ['live'] as const
+export const PARTS = ['live', 'compression'] as const
 export type Part = typeof PARTS[number]
 
 export interface BenchOptions {
@@ -114,18 +114,21 @@ export interface BenchOptions {
   /** Give influxd CPUs of its own during the InfluxDB scenarios (off with --shared-cores). */
   separateStoreCpus: boolean
   /**
-   * Only these parts (--only live): the other scenarios are skipped, and the results go to
-   * latest-<part>.json and .md, so a partial run never replaces the full run's latest.json.
+   * Only this part (--only live, --only compression): everything else is skipped, and the results
+   * go to latest-<part>.json and .md, so a partial run never replaces the full run's latest.json.
    * undefined: everything.
    */
   only: Part | undefined
 }
 
-export const USAGE = `Usage: npm run bench -- [--quick] [--only live] [--results DIR] [--data DIR] [--cpu-prof]
+export const USAGE = `Usage: npm run bench -- [--quick] [--only live|compression] [--results DIR] [--data DIR] [--cpu-prof]
 
   --quick        a tiny data set and 1 s measurements (CI); the default is the full run
   --only live    only the live events measurements (ingest throughput, push latency, small requests
                  beside an ingest); results in latest-live.json and latest-live.md
+  --only compression
+                 only the large answer uncompressed against gzip, on a memory-store provider of its
+                 own (no InfluxDB); results in latest-compression.json and latest-compression.md
   --results DIR  where latest.json and latest.md are written (also BENCH_RESULTS_DIR; default bench/results)
   --data DIR     where generated data sets and InfluxDB data are kept (also BENCH_DATA_DIR; default bench/data)
   --cpu-prof     also profile the memory-store provider during the small scenario (a .cpuprofile in the results folder)

@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describeCpuPlacement, type CpuPlacement } from './cpu-placement.js'
+import type { CompressionResult, CompressionRun } from './compression.js'
 import type { Dataset } from './dataset.js'
 import type { InfluxStore } from './influx-store.js'
 import type { Machine } from './machine.js'
@@ -32,7 +33,8 @@ export interface BenchReport {
     reused: boolean
     generateSeconds: number | undefined
     picks: Dataset['picks']
-    influx: { points: number, reused: boolean, ingestSeconds: number | undefined }
+    /** undefined with --only compression (no InfluxDB started). */
+    influx: { points: number, reused: boolean, ingestSeconds: number | undefined } | undefined
   }
   method: {
     rounds: number
@@ -53,7 +55,9 @@ export interface BenchReport {
   /** The memory store loading a quarter, half and all of the data set (not with --only live). */
   loadGrowth: LoadGrowthPoint[] | undefined
   workers: WorkersComparison | undefined
-  /** Ingest throughput, push latency, small requests beside an ingest. */
+  /** The large answer uncompressed against gzip, memory store (not with --only live). */
+  compression: CompressionResult | undefined
+  /** Ingest throughput, push latency, small requests beside an ingest (not with --only compression). */
   live: LiveResult | undefined
   targets: TargetCheck[]
   targetsMissed: number
@@ -68,11 +72,12 @@ export interface ReportInput {
   machine: Machine
   revision: Revision
   dataset: Dataset
-  influx: InfluxStore
+  influx: InfluxStore | undefined
   scenarios: ScenarioResult[]
   pipelining: PipeliningAttackResult | undefined
   loadGrowth: LoadGrowthPoint[] | undefined
   workers: WorkersComparison | undefined
+  compression: CompressionResult | undefined
   live: LiveResult | undefined
   targets: TargetCheck[]
   cpuProfile: SmallProfile | undefined
@@ -94,7 +99,7 @@ export function buildReport (input: ReportInput): BenchReport {
       reused: dataset.reused,
       generateSeconds: dataset.generateSeconds,
       picks: dataset.picks,
-      influx: { points: influx.points, reused: influx.reused, ingestSeconds: influx.ingestSeconds }
+      influx: influx === undefined ? undefined : { points: influx.points, reused: influx.reused, ingestSeconds: influx.ingestSeconds }
     },
     method: {
       rounds: profile.rounds,
@@ -111,6 +116,7 @@ export function buildReport (input: ReportInput): BenchReport {
     pipelining: input.pipelining,
     loadGrowth: input.loadGrowth,
     workers: input.workers,
+    compression: input.compression,
     live: input.live,
     targets: input.targets,
     targetsMissed: input.targets.filter((target) => !target.pass).length,
@@ -131,6 +137,8 @@ function latencies (metrics: Metrics): string {
 }
 
 function targetValue (target: TargetCheck): string {
+  if (target.target.includes('correct')) return target.value === 1 ? 'yes' : 'no'
+  if (target.target.includes('bytes per answer')) return Number.isFinite(target.value) ? `${(target.value * 100).toFixed(1)}%` : '–'
   if (target.target.endsWith(' ms')) return `${ms(target.value)} ms`
   if (target.target.includes('%')) return pct(target.value)
   if (target.target.includes('MB')) return `${target.value.toFixed(1)} MB`
@@ -158,10 +166,15 @@ export function renderMarkdown (report: BenchReport): string {
   lines.push(`- Machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGB} GB, Node.js ${machine.node}, ${machine.platform}, InfluxDB ${machine.influxd ?? 'unknown'}`)
   lines.push(`- Data set: ${dataset.events.toLocaleString('en-US')} events (${dataset.options.devices} devices, ${dataset.options.spaces} spaces, ${dataset.options.codes} codes, ${dataset.options.days} days to ${dataset.options.end}, seed ${dataset.options.seed})`)
   const warmup = method.warmupSec > 0 ? `after a ${method.warmupSec} s warm-up` : 'without warm-up'
-  lines.push(`- Method: ${method.connections} connections (large: ${method.large.connections}), ${method.rounds} rounds of ${method.durationSec} s (large: ${method.large.durationSec} s) per contender ${warmup}, provider and ceilings in turns; RSS of the provider's process tree every ${method.rssSampleMs} ms`)
-  lines.push(`- CPUs: memory scenarios share every CPU; InfluxDB scenarios: ${describeCpuPlacement(method.cpuPlacement)}`)
+  if (report.only === 'compression') {
+    lines.push(`- Method: the large request on ${method.large.connections} connections, ${method.rounds} rounds of ${method.large.durationSec} s per contender ${warmup}, uncompressed and gzip in turns; RSS of the provider every ${method.rssSampleMs} ms`)
+  } else {
+    lines.push(`- Method: ${method.connections} connections (large: ${method.large.connections}), ${method.rounds} rounds of ${method.durationSec} s (large: ${method.large.durationSec} s) per contender ${warmup}, provider and ceilings in turns; RSS of the provider's process tree every ${method.rssSampleMs} ms`)
+  }
+  if (report.only !== 'compression') lines.push(`- CPUs: memory scenarios share every CPU; InfluxDB scenarios: ${describeCpuPlacement(method.cpuPlacement)}`)
   lines.push('')
   if (report.scenarios.length > 0) renderScenarios(report, lines)
+  if (report.compression !== undefined) renderCompression(report.compression, lines)
   if (report.live !== undefined) renderLive(report.live, lines)
 
   lines.push('', '## Targets', '')
@@ -235,6 +248,34 @@ function renderScenarios (report: BenchReport, lines: string[]): void {
   } else {
     lines.push(`Not measured: ${workers.note}.`)
   }
+}
+
+function compressionRow (run: CompressionRun): string {
+  const { mean, p50, p99 } = run.latencyMs
+  return `| ${run.label} | ${run.acceptEncoding ?? '(none)'} | ${run.answers} | ${run.answersPerSec.toFixed(1)} | ${ms(mean)} / ${ms(p50)} / ${ms(p99)} | ` +
+    `${int(run.bodyBytesPerAnswer)} | ${int(run.wireBytesPerAnswer)} | ${ms(run.providerCpuMsPerAnswer)} (${ms(run.providerMainThreadCpuMsPerAnswer)}), ${ms(run.readerCpuMsPerAnswer)} | ` +
+    `${mb(run.rssMB.peak)} (+${mb(run.rssMB.growth)}) | ${run.errors} | ${run.unexpectedStatuses} |`
+}
+
+/** The large answer uncompressed against gzip. */
+function renderCompression (compression: CompressionResult, lines: string[]): void {
+  const { answer, uncompressed, gzip, ratios } = compression
+  lines.push('', '## Compression (large, memory store)', '')
+  lines.push(`The large scenario's request (${int(compression.events)} events) without Accept-Encoding and with \`Accept-Encoding: gzip\`, ` +
+    `${compression.rounds} rounds of ${compression.durationSec} s each in turns on ${compression.connections} connections` +
+    `${compression.warmupSec > 0 ? ` after a ${compression.warmupSec} s warm-up of each` : ''}, every answer read to its last byte by node:http and never decompressed. ` +
+    'Time: from sending the request to the last byte. Bytes per answer: the body as received, and everything read from the socket (status line, headers, chunked framing). ' +
+    `CPU per answer: the provider's process, all threads (in brackets its main thread alone; zlib works on libuv's pool), and the reading process, over the rounds. RSS: the provider's, baseline ${mb(compression.rssMB.baseline)} MB before the warm-up.`, '')
+  lines.push('| answer | Accept-Encoding | answers | answers/s | time per answer mean / p50 / p99 ms | body bytes per answer | bytes on the wire per answer | CPU ms per answer: provider (main thread), reader | provider RSS peak MB (growth) | errors | unexpected statuses |')
+  lines.push('|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
+  lines.push(compressionRow(uncompressed))
+  lines.push(compressionRow(gzip))
+  lines.push('', `gzip against uncompressed: bytes on the wire ${(ratios.bytes * 100).toFixed(1)}%, time per answer p50 ${times(ratios.p50)} (mean ${times(ratios.mean)}), answers/s ${pct(ratios.answersPerSec)}. ` +
+    `Per round, answers/s: uncompressed ${uncompressed.perRound.map((round) => round.answersPerSec.toFixed(1)).join(' / ')}; gzip ${gzip.perRound.map((round) => round.answersPerSec.toFixed(1)).join(' / ')}.`)
+  lines.push('', `One answer of each, before the rounds: uncompressed ${int(answer.uncompressedBytes)} B (Content-Encoding ${answer.uncompressedContentEncoding ?? 'none'}); ` +
+    `gzip ${int(answer.gzipBytes)} B, Content-Encoding ${answer.gzipContentEncoding ?? 'none'}, Transfer-Encoding ${answer.gzipTransferEncoding ?? 'none'}, ` +
+    `Content-Length ${answer.gzipContentLength ?? 'none'}; it decompresses to exactly the uncompressed answer's bytes: ${answer.decompressesToUncompressed ? 'yes' : '**NO**'}. ` +
+    `The same answer gzipped in one call (gzipSync) in the benchmark's process: ${compression.zlibAlone.map((run) => `level ${run.level}${run.level === 6 ? ' (zlib\'s default, what @fastify/compress uses without zlibOptions)' : ''} ${ms(run.ms)} ms, ${int(run.bytes)} B`).join('; ')}.`)
 }
 
 const share = (part: number, whole: number) => whole > 0 ? `${(100 * part / whole).toFixed(part > 0 && part < whole / 100 ? 2 : 0)}%` : '–'

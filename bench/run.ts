@@ -5,10 +5,11 @@ import { join, relative } from 'node:path'
 import { projectRoot } from '../src/project-root.js'
 import { influxdAvailable } from '../test/influx/influx-server.js'
 import { startFrameworkCeiling, type FrameworkCeiling } from './ceiling.js'
+import { measureCompression, type CompressionResult } from './compression.js'
 import { applyCpuPlacement, describeCpuPlacement, planCpuPlacement } from './cpu-placement.js'
 import { ensureDataset } from './dataset.js'
 import { openInfluxStore, type InfluxStore } from './influx-store.js'
-import { measureLive } from './live.js'
+import { measureLive, type LiveResult } from './live.js'
 import { measureLoadGrowth, type LoadGrowthPoint } from './load-growth.js'
 import { log } from './log.js'
 import { describeMachine } from './machine.js'
@@ -21,14 +22,14 @@ import { buildProvider, startProvider, type Provider } from './provider.js'
 import { buildReport, renderMarkdown, writeReport } from './report.js'
 import { providerRevision } from './revision.js'
 import { buildScenarios, providerRequest, yearPath, type Scenario } from './scenarios.js'
-import { evaluateAttackTargets, evaluateLiveTargets, evaluateTargets } from './targets.js'
+import { evaluateAttackTargets, evaluateCompressionTargets, evaluateLiveTargets, evaluateTargets } from './targets.js'
 import { compareWorkers, type WorkersComparison } from './workers.js'
 
 /**
- * `npm run bench [-- --quick] [-- --only live]`: the provider under load on both stores, beside
- * its ceilings (a bare Fastify server serving the same bytes, and the raw InfluxDB query),
- * measured in turns; then its live events (ingest throughput, push latency), each against its own
- * ceiling or target.
+ * `npm run bench [-- --quick] [-- --only live|compression]`: the provider under load on both
+ * stores, beside its ceilings (a bare Fastify server serving the same bytes, and the raw InfluxDB
+ * query), measured in turns, with the large answer uncompressed against gzip on the memory store;
+ * then its live events (ingest throughput, push latency), each against its own ceiling or target.
  * Exits 0 when the run completed, whatever the targets say; non-zero when it could not run.
  */
 
@@ -55,7 +56,9 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 
 async function run (options: BenchOptions): Promise<void> {
   const { profile } = options
-  if (!influxdAvailable()) throw new Error('influxd is not installed (apt-get install influxdb): the benchmark starts its own InfluxDB')
+  // --only compression measures the memory store alone: no InfluxDB.
+  const needsInflux = options.only !== 'compression'
+  if (needsInflux && !influxdAvailable()) throw new Error('influxd is not installed (apt-get install influxdb): the benchmark starts its own InfluxDB')
   const started = performance.now()
   running.scratch = await mkdtemp(join(tmpdir(), 'events-bench-'))
   await mkdir(options.resultsDir, { recursive: true })
@@ -66,17 +69,27 @@ async function run (options: BenchOptions): Promise<void> {
   log('building the provider')
   buildProvider()
   const dataset = await ensureDataset(options.dataRoot, profile)
-  const influx = await openInfluxStore(dataset)
-  running.influx = influx
+  let influx: InfluxStore | undefined
+  if (needsInflux) {
+    influx = await openInfluxStore(dataset)
+    running.influx = influx
+  }
+  const influxStore = (): InfluxStore => {
+    if (influx === undefined) throw new Error('InfluxDB was not started')
+    return influx
+  }
   const token = randomBytes(24).toString('base64url')
   const scenarios = buildScenarios(dataset)
   const small = scenarios.find((scenario) => scenario.name === 'small')!
+  const large = scenarios.find((scenario) => scenario.name === 'large')!
   const placement = planCpuPlacement(options.separateStoreCpus)
   const results: ScenarioResult[] = []
   let pipelining: PipeliningAttackResult | undefined
   let workers: WorkersComparison | undefined
   let loadGrowth: LoadGrowthPoint[] | undefined
   let cpuProfile: SmallProfile | undefined
+  let compression: CompressionResult | undefined
+  let live: LiveResult | undefined
 
   if (options.only === undefined) {
     const ceiling: FrameworkCeiling = await startFrameworkCeiling(running.scratch)
@@ -89,7 +102,7 @@ async function run (options: BenchOptions): Promise<void> {
           token,
           ceiling,
           small,
-          ...(store === 'influxdb' ? { influx: { url: influx.url, database: influx.database, measurement: influx.measurement } } : {})
+          ...(store === 'influxdb' ? { influx: { url: influxStore().url, database: influxStore().database, measurement: influxStore().measurement } } : {})
         }))
       }
     }
@@ -97,6 +110,8 @@ async function run (options: BenchOptions): Promise<void> {
     log('starting the memory-store provider')
     const memory = await startProvider({ name: 'memory', dataset, token, store: 'memory' })
     await measureAll(memory, 'memory', scenarios.filter((scenario) => scenario.stores.includes('memory')))
+    log('compression: the large answer uncompressed and with Accept-Encoding: gzip, in turns')
+    compression = await measureCompression(memory, providerRequest(large, memory.url, token), profile)
     log('pipelined attack: the memory-store provider, small requests beside connections that pipeline and never read')
     pipelining = await measurePipeliningAttack(memory, providerRequest(small, memory.url, token), yearPath(dataset), `Bearer ${token}`, profile)
     workers = await compareWorkers(memory, dataset, token, small, profile)
@@ -105,10 +120,10 @@ async function run (options: BenchOptions): Promise<void> {
     loadGrowth = await measureLoadGrowth(dataset, token, running.scratch)
 
     log(`InfluxDB scenarios: ${describeCpuPlacement(placement)}`)
-    const unpin = applyCpuPlacement(placement, influx.server.pid())
+    const unpin = applyCpuPlacement(placement, influxStore().server.pid())
     try {
       log('starting the InfluxDB provider')
-      const influxProvider = await startProvider({ name: 'influxdb', dataset, token, store: 'influxdb', influxUrl: influx.url })
+      const influxProvider = await startProvider({ name: 'influxdb', dataset, token, store: 'influxdb', influxUrl: influxStore().url })
       await measureAll(influxProvider, 'influxdb', scenarios.filter((scenario) => scenario.stores.includes('influxdb')))
       await influxProvider.stop()
     } finally {
@@ -117,8 +132,20 @@ async function run (options: BenchOptions): Promise<void> {
     await ceiling.stop()
   }
 
-  log('live events: ingest throughput, small requests beside an ingest, push latency')
-  const live = await measureLive({ profile, dataset, token, scratch: running.scratch, small, influx, placement })
+  if (options.only === 'compression') {
+    log('starting the memory-store provider')
+    const memory = await startProvider({ name: 'memory', dataset, token, store: 'memory' })
+    try {
+      compression = await measureCompression(memory, providerRequest(large, memory.url, token), profile)
+    } finally {
+      await memory.stop()
+    }
+  }
+
+  if (options.only === undefined || options.only === 'live') {
+    log('live events: ingest throughput, small requests beside an ingest, push latency')
+    live = await measureLive({ profile, dataset, token, scratch: running.scratch, small, influx: influxStore(), placement })
+  }
 
   if (options.cpuProfile) {
     // An extra: its failure is reported, and the measurements are kept.
@@ -132,9 +159,10 @@ async function run (options: BenchOptions): Promise<void> {
   const targets = [
     ...evaluateTargets(results),
     ...(pipelining === undefined ? [] : evaluateAttackTargets(pipelining)),
-    ...evaluateLiveTargets(live)
+    ...(compression === undefined ? [] : evaluateCompressionTargets(compression)),
+    ...(live === undefined ? [] : evaluateLiveTargets(live))
   ]
-  const report = buildReport({ profile, only: options.only, placement, machine, revision, dataset, influx, scenarios: results, pipelining, loadGrowth, workers, live, targets, cpuProfile, durationSec: (performance.now() - started) / 1000 })
+  const report = buildReport({ profile, only: options.only, placement, machine, revision, dataset, influx, scenarios: results, pipelining, loadGrowth, workers, compression, live, targets, cpuProfile, durationSec: (performance.now() - started) / 1000 })
   const written = await writeReport(options.resultsDir, report)
   process.stdout.write('\n' + renderMarkdown(report))
   log(`written: ${relative(projectRoot, written.json)}, ${relative(projectRoot, written.markdown)}; ${report.targetsMissed} of ${targets.length} targets missed`)

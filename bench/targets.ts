@@ -1,3 +1,4 @@
+import type { CompressionResult } from './compression.js'
 import type { LiveResult } from './live.js'
 import type { ScenarioResult } from './measure-scenario.js'
 import type { PipeliningAttackResult } from './pipelining-attack.js'
@@ -73,6 +74,23 @@ export function evaluateAttackTargets (attack: PipeliningAttackResult): TargetCh
     targetOf('RSS growth < 200 MB', attack.rssMB.growth, attack.rssMB.growth < 200, 200),
     targetOf('small p99 beside the attack < 3× small p99 alone', attack.p99Ratio, attack.p99Ratio < 3, 3),
     targetOf('no errors or timeouts (small requests)', attack.smallAlone.errors + attack.smallBeside.errors, attack.smallAlone.errors + attack.smallBeside.errors === 0, 0)
+  ]
+}
+
+/** The compression issue's targets: the large answer with gzip against uncompressed (bench/compression.ts). */
+export function evaluateCompressionTargets (compression: CompressionResult): TargetCheck[] {
+  const row = { scenario: 'compression, large', store: 'memory' }
+  const targetOf = (target: string, value: number, pass: boolean, limit: number): TargetCheck => ({ ...row, target, value, limit, pass })
+  const { gzip, uncompressed, ratios, answer } = compression
+  const failures = gzip.errors + uncompressed.errors
+  const unexpected = gzip.unexpectedStatuses + uncompressed.unexpectedStatuses
+  return [
+    targetOf('gzip answer correct: Content-Encoding gzip, chunked, decompresses to the uncompressed bytes', answer.correct ? 1 : 0, answer.correct, 1),
+    targetOf('gzip bytes per answer ≤ 15% of uncompressed', ratios.bytes, ratios.bytes <= 0.15, 0.15),
+    targetOf('gzip time per answer (p50) ≤ 1.5× uncompressed', ratios.p50, ratios.p50 <= 1.5, 1.5),
+    targetOf('RSS growth during the gzip rounds < 100 MB', gzip.rssMB.growth, gzip.rssMB.growth < 100, 100),
+    targetOf('no errors or timeouts', failures, failures === 0, 0),
+    targetOf('no unexpected statuses', unexpected, unexpected === 0, 0)
   ]
 }
 
