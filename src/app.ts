@@ -5,7 +5,6 @@ import authentication from '../plugins/authentication.js'
 import loadLimits from '../plugins/load-limits.js'
 import metrics from '../plugins/metrics.js'
 import openapi from '../plugins/openapi.js'
-import compression from '../plugins/compression.js'
 import corsHeaders from '../plugins/cors.js'
 import rateLimits from '../plugins/rate-limits.js'
 import entityRegistry from '../plugins/entity-registry.js'
@@ -42,7 +41,6 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   fastify.register(openapi, { serviceSegment: config.serviceSegment })
   fastify.register(metrics, { token: config.metricsToken, port: config.metricsPort, host: config.host })
   fastify.register(corsHeaders, { origins: config.corsOrigins })
-  fastify.register(compression)
   fastify.register(queryRules)
   fastify.register(entityRegistry, { entitiesFile: config.entitiesFile })
   fastify.register(authentication, { tokens, tokensFile: config.tokensFile, jwt: config.jwt })

@@ -172,3 +172,10 @@ t.test('metrics: requests by route and status with their latency, events served,
   t.match(await separate.text(), 'events_served_total')
   t.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 401, 'the token there too')
 })
+
+t.test('a compressed ingest body is 415 unsupported_media_type', async (t) => {
+  const { app } = await provider(t)
+  const answer = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON, 'content-encoding': 'gzip' }, payload: ndjson(event('gz-1')) })
+  t.equal(answer.statusCode, 415)
+  t.same(answer.json(), { status: 415, message: 'unsupported_media_type' })
+})

@@ -5,10 +5,8 @@ import { SpecificationsQuerystring, SpecificationsResponse } from '../../schemas
 import { sendEmpty, sendError, sendJson } from '../http/replies.js'
 import { splitList } from '../http/list-parameter.js'
 import { preferredCoding } from '../http/accept-encoding.js'
+import { COMPRESS_FROM_BYTES } from '../http/compressed-stream.js'
 import { compressedBody, etagOf } from '../specifications/specification-catalog.js'
-
-/** Answers this small go uncompressed (as @fastify/compress's threshold). */
-const COMPRESS_FROM_BYTES = 1024
 
 /** If-None-Match holds the entity tag, or `*`. */
 function matches (ifNoneMatch: string | undefined, etag: string): boolean {

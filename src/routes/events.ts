@@ -4,6 +4,8 @@ import { EventsQuerystring, EventsResponse, exclusiveEventFilters } from '../../
 import { errorResponses } from '../../schemas/responses.js'
 import { buildEventQuery } from '../events/build-event-query.js'
 import { renderEventsBody } from '../events/render-events-body.js'
+import { preferredCoding } from '../http/accept-encoding.js'
+import { COMPRESS_FROM_BYTES, compressedStream } from '../http/compressed-stream.js'
 import { sendError, sendJson } from '../http/replies.js'
 import { dateRangeOf } from '../time/date-range.js'
 
@@ -33,9 +35,14 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
         request.log.error({ err: error, url: request.url, eventsSent: sent.events, bytesSent: sent.bytes }, 'events answer cut: the store failed after the answer had begun')
       }
     })
-    // Compressed (or not) by @fastify/compress as Accept-Encoding asks: caches must keep them apart.
-    reply.vary('Accept-Encoding')
-    return sendJson(reply, body)
+    // Compressed (or not) as Accept-Encoding asks: caches must keep the two apart. A request that
+    // asks for none (most machine clients) costs one header lookup.
+    reply.header('vary', 'Accept-Encoding')
+    const accepted = request.headers['accept-encoding']
+    const coding = accepted === undefined ? undefined : preferredCoding(accepted)
+    if (coding === undefined || (Buffer.isBuffer(body) && body.length < COMPRESS_FROM_BYTES)) return sendJson(reply, body)
+    reply.header('content-encoding', coding)
+    return sendJson(reply, compressedStream(body, coding))
   })
 }
 

@@ -43,7 +43,9 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
     config: { access: 'ingest' }
   }, async function (request, reply) {
     const type = request.headers['content-type']
-    if (type === undefined) return sendError(reply, 'unsupported_media_type')
+    const coding = request.headers['content-encoding']
+    // Bodies are taken as they are: a compressed one is another media type to this endpoint.
+    if (type === undefined || (coding !== undefined && coding.toLowerCase() !== 'identity')) return sendError(reply, 'unsupported_media_type')
     const text = typeof request.body === 'string' ? request.body : ''
     const lines = type.toLowerCase().startsWith(NDJSON_CONTENT_TYPE) ? ndjsonEvents(text) : jsonArrayEvents(text)
     if (lines === undefined) return sendError(reply, 'invalid_body')
