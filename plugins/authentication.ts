@@ -52,24 +52,27 @@ export default fp<AuthenticationOptions>(async function authentication (fastify,
 
   fastify.decorateRequest('principal', null as unknown as Principal)
 
-  const admit = (principal: Principal, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  const admit = (principal: Principal, access: RouteAccess, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     request.principal = principal
     if (principal.name !== undefined) reply.log = request.log = request.log.child({ token: principal.name })
-    if (request.is404 || principal[request.routeOptions.config.access ?? 'read']) return done()
+    if (request.is404 || principal[access]) return done()
     sendError(reply, 'forbidden')
   }
 
-  // Callback-style hooks: this runs on every request, and a promise per request is measurable.
+  // Callback-style hooks: this runs on every request, and a promise per request is measurable;
+  // so is `request.routeOptions`, a new object on every read: read once.
   fastify.addHook('onRequest', function checkToken (request, reply, done) {
-    if (request.routeOptions.config.public === true) return done()
+    const config = request.routeOptions.config
+    if (config.public === true) return done()
+    const access = config.access ?? 'read'
     const token = bearerTokenOf(request.raw)
     if (token === undefined) return sendError(reply, 'unauthorized_request')
     const principal = tokens.lookup(token)
-    if (principal !== undefined) return admit(principal, request, reply, done)
+    if (principal !== undefined) return admit(principal, access, request, reply, done)
     if (verifyJwt === undefined || !looksLikeJwt(token)) return sendError(reply, 'unauthorized_request')
     verifyJwt(token).then((verified) => {
       if (verified === undefined) sendError(reply, 'unauthorized_request')
-      else admit(verified, request, reply, done)
+      else admit(verified, access, request, reply, done)
     }, (error: unknown) => {
       request.log.warn({ err: error }, 'a JWT could not be checked')
       sendError(reply, 'unauthorized_request')

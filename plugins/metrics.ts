@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import { once } from 'node:events'
 import fp from 'fastify-plugin'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { Counter, Histogram, Registry } from 'prom-client'
 import { bearerTokenOf, tokenDigest } from '../src/http/bearer-token.js'
 import { errorBody, JSON_CONTENT_TYPE, sendError } from '../src/http/replies.js'
@@ -62,15 +63,34 @@ export default fp<MetricsOptions>(async function metrics (fastify, options) {
     }),
     storeFailures: new Counter({ name: 'store_failures_total', help: 'Store failures by kind: unavailable, query_refused, contract_broken', labelNames: ['kind'] as const, registers: [registry] })
   })
-  // Callback style, and one observation per answer through a child kept per route, method and
-  // status (prom-client hashes a labels object on every observe): this runs on every request.
-  const children = new Map<string, { observe (value: number): void }>()
-  fastify.addHook('onResponse', function countRequest (request, reply, done) {
-    const route = request.routeOptions.url ?? 'unrouted'
-    const key = route + ' ' + request.method + ' ' + reply.statusCode
-    let child = children.get(key)
-    if (child === undefined) children.set(key, child = requestSeconds.labels(route, request.method, String(reply.statusCode)))
-    child.observe(reply.elapsedTime / 1000)
+  // One observation per answer through a child kept per route, method and status (prom-client
+  // hashes a labels object on every observe). Each route gets its own hook, knowing its pattern
+  // (reading `request.routeOptions` builds a new object each time); requests no route serves are
+  // counted by one shared hook. Callback style: this runs on every request.
+  const counter = (route: string, method: string) => {
+    const byStatus = new Map<number, { observe (value: number): void }>()
+    return (reply: { statusCode: number, elapsedTime: number }) => {
+      let child = byStatus.get(reply.statusCode)
+      if (child === undefined) byStatus.set(reply.statusCode, child = requestSeconds.labels(route, method, String(reply.statusCode)))
+      child.observe(reply.elapsedTime / 1000)
+    }
+  }
+  fastify.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    const counters = new Map(methods.map((method) => [method, counter(route.url, method)]))
+    const countRequest = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      counters.get(request.method)?.(reply)
+      done()
+    }
+    route.onResponse = route.onResponse === undefined ? [countRequest] : [...(Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse]), countRequest]
+  })
+  const unrouted = new Map<string, (reply: FastifyReply) => void>()
+  fastify.addHook('onResponse', function countUnrouted (request, reply, done) {
+    if (request.is404) {
+      let count = unrouted.get(request.method)
+      if (count === undefined) unrouted.set(request.method, count = counter('unrouted', request.method))
+      count(reply)
+    }
     done()
   })
 

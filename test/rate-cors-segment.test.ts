@@ -53,3 +53,15 @@ t.test('SERVICE_SEGMENT: the interface under another first segment', async (t) =
   t.equal((await app.inject({ url: EVENTS, headers: AUTH })).statusCode, 404, 'not under svc any more')
   t.equal((await app.inject({ url: '/health/ready' })).statusCode, 200, 'the probes stay where they are')
 })
+
+t.test('CORS headers reach the event stream too (it writes its own head)', async (t) => {
+  const app = await build(t, { corsOrigins: ['https://app.example.com'] })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { SseClient } = await import('./live/sse-client.js')
+  const port = (app.server.address() as { port: number }).port
+  const client = new SseClient(`http://127.0.0.1:${port}/svc/v2/events/stream`, { ...AUTH, origin: 'https://app.example.com' })
+  t.teardown(() => client.close())
+  await client.until((c) => c.status === 200)
+  t.equal(client.headers['access-control-allow-origin'], 'https://app.example.com')
+  t.equal(client.headers['content-type'], 'text/event-stream; charset=utf-8')
+})

@@ -1,4 +1,4 @@
-import { tokenDigest } from '../http/bearer-token.js'
+import { tokenKey } from '../http/bearer-token.js'
 import type { Principal } from './principal.js'
 
 /**
@@ -12,7 +12,7 @@ export class TokenDirectory {
 
   constructor (apiTokens: readonly string[], ingestTokens: readonly string[]) {
     for (const token of new Set([...apiTokens, ...ingestTokens])) {
-      const key = tokenDigest(token)
+      const key = tokenKey(token)
       this.#configured.set(key, {
         name: undefined,
         key,
@@ -23,13 +23,13 @@ export class TokenDirectory {
     }
   }
 
-  /** TOKENS_FILE's tokens, by digest (tokens-file.ts). */
+  /** TOKENS_FILE's tokens, by key (tokens-file.ts, keyOfHexDigest). */
   replaceFileTokens (tokens: Map<string, Principal>): void {
     this.#file = tokens
   }
 
   lookup (token: string): Principal | undefined {
-    const digest = tokenDigest(token)
-    return this.#configured.get(digest) ?? this.#file.get(digest)
+    const key = tokenKey(token)
+    return this.#configured.get(key) ?? this.#file.get(key)
   }
 }

@@ -3,6 +3,7 @@ import { DataFileError } from '../data/data-file-error.js'
 import { readCheckedJsonFile } from '../data/read-json-file.js'
 import { compileSchemaCheck } from '../data/schema-check.js'
 import type { EntityRegistry } from '../registry/entity-registry.js'
+import { keyOfHexDigest } from '../http/bearer-token.js'
 import type { Principal } from './principal.js'
 
 const tokensCheck = compileSchemaCheck(TokensFile)
@@ -18,7 +19,7 @@ export async function loadTokensFile (file: string, registry: EntityRegistry): P
   const names = new Map<string, number>()
   tokens.forEach((entry, index) => {
     const where = `entry tokens[${index}] (${JSON.stringify(entry.name)})`
-    const key = entry.sha256.toLowerCase()
+    const key = keyOfHexDigest(entry.sha256)
     const sameName = names.get(entry.name)
     if (sameName !== undefined) throw new DataFileError(file, where, `the name is already used by tokens[${sameName}]`)
     if (byDigest.has(key)) throw new DataFileError(file, where, 'the same sha256 as an earlier entry')

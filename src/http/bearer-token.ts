@@ -14,6 +14,16 @@ export function tokenDigest (token: string): string {
   return hash('sha256', token, 'hex')
 }
 
+/** The digest as the directory's key: base64, a shorter string to hash than hex on every request. */
+export function tokenKey (token: string): string {
+  return hash('sha256', token, 'base64')
+}
+
+/** The key of a digest given in hex (TOKENS_FILE's sha256). */
+export function keyOfHexDigest (hex: string): string {
+  return Buffer.from(hex, 'hex').toString('base64')
+}
+
 /**
  * The token of a request's `Authorization: Bearer <token>`, or undefined. Node keeps only the
  * first of repeated Authorization headers; a request with two is ambiguous (which one did the

@@ -50,15 +50,20 @@ const HEARTBEAT_FRAME = Buffer.from(': keep-alive\n\n')
  * stream with the same filter. At 10,000 streams, ServerResponse's per-write work (chunk framing,
  * and each frame encoded per stream) was most of the provider's CPU.
  */
-export const STREAM_HEAD = Buffer.from([
-  'HTTP/1.1 200 OK',
-  'Content-Type: text/event-stream; charset=utf-8',
-  'Cache-Control: no-cache',
-  // Proxies that buffer answers (nginx) pass this one on as it comes.
-  'X-Accel-Buffering: no',
-  'Connection: close',
-  '', ''
-].join('\r\n'))
+export function streamHead (extraHeaders: Record<string, unknown>): string {
+  let head = 'HTTP/1.1 200 OK\r\n' +
+    'Content-Type: text/event-stream; charset=utf-8\r\n' +
+    'Cache-Control: no-cache\r\n' +
+    // Proxies that buffer answers (nginx) pass this one on as it comes.
+    'X-Accel-Buffering: no\r\n' +
+    'Connection: close\r\n'
+  // Headers hooks set before the stream began (CORS, rate limits), as Fastify would have sent them.
+  for (const [name, value] of Object.entries(extraHeaders)) {
+    if (value === undefined || /^(content-type|content-length|cache-control|connection|transfer-encoding)$/i.test(name)) continue
+    for (const item of Array.isArray(value) ? value : [value]) head += `${name}: ${String(item).replace(/[\r\n]/g, ' ')}\r\n`
+  }
+  return head + '\r\n'
+}
 
 /**
  * One open stream. While it replays stored events (start_date) or what it missed (Last-Event-ID),

@@ -7,7 +7,7 @@ import { EventStreamQuerystring, exclusiveStreamFilters } from '../../schemas/ev
 import { errorResponses } from '../../schemas/responses.js'
 import { splitList } from '../http/list-parameter.js'
 import { sendError } from '../http/replies.js'
-import { messageFrame, namedFrame, STREAM_HEAD, StreamSubscriber, type StreamFilter } from '../live/stream-subscribers.js'
+import { messageFrame, namedFrame, streamHead, StreamSubscriber, type StreamFilter } from '../live/stream-subscribers.js'
 import type { EventQuery } from '../store/event-store.js'
 import { encodeMessage } from '../store/message-json.js'
 import { dateRangeOf } from '../time/date-range.js'
@@ -57,10 +57,11 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     const messageCodes = splitList(parameters.message_codes)
     const filter: StreamFilter = { entities: selection, scope: visible, category: parameters.message_category, messageCodes: messageCodes && new Set(messageCodes) }
 
-    // From here the stream writes to its socket itself (see STREAM_HEAD).
+    // From here the stream writes to its socket itself (see streamHead).
+    const head = streamHead(reply.getHeaders())
     reply.hijack()
     const socket = request.raw.socket
-    socket.write(STREAM_HEAD)
+    socket.write(head)
     // A stream is quiet between events: the heartbeat, not the idle timeout, keeps it alive.
     socket.setTimeout(0)
     socket.setNoDelay(true)
