@@ -90,7 +90,9 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   })
 
   fastify.setNotFoundHandler(function (request, reply) {
-    return sendError(reply, 'not_found')
+    sendError(reply, 'not_found')
+    fastify.providerMetrics.countUnrouted(request, reply)
+    return reply
   })
 }
 

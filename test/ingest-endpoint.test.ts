@@ -179,3 +179,18 @@ t.test('a compressed ingest body is 415 unsupported_media_type', async (t) => {
   t.equal(answer.statusCode, 415)
   t.same(answer.json(), { status: 415, message: 'unsupported_media_type' })
 })
+
+t.test('the request histogram is a Prometheus histogram: buckets cumulative, +Inf, sum and count; 404s counted as unrouted', async (t) => {
+  const { app } = await provider(t, { metricsToken: 'm' })
+  for (let i = 0; i < 3; i++) await app.inject({ url: '/svc/v2/event_specifications', headers: AUTH })
+  await app.inject({ url: '/nowhere', headers: AUTH })
+  const body = (await app.inject({ url: '/metrics', headers: { authorization: 'Bearer m' } })).body
+  t.match(body, '# TYPE http_request_duration_seconds histogram')
+  const buckets = [...body.matchAll(/http_request_duration_seconds_bucket\{route="\/svc\/v2\/event_specifications",method="GET",status="200",le="([^"]+)"\} (\d+)/g)].map((m) => [m[1], Number(m[2])] as const)
+  t.equal(buckets.at(-1)?.[0], '+Inf')
+  t.equal(buckets.at(-1)?.[1], 3)
+  t.ok(buckets.every(([, count], i) => i === 0 || count >= buckets[i - 1]![1]), 'cumulative')
+  t.match(body, /http_request_duration_seconds_count\{route="\/svc\/v2\/event_specifications",method="GET",status="200"\} 3/)
+  t.match(body, /http_request_duration_seconds_sum\{route="\/svc\/v2\/event_specifications",method="GET",status="200"\} [\d.e-]+/)
+  t.match(body, /http_request_duration_seconds_count\{route="unrouted",method="GET",status="404"\} 1/)
+})

@@ -10,6 +10,9 @@ import { sendError, sendJson } from '../http/replies.js'
 import { dateRangeOf } from '../time/date-range.js'
 
 const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { eventsServed, storeQuerySeconds } = fastify.providerMetrics
+  const answered = storeQuerySeconds.series(fastify.events.kind, 'ok')
+  const failed = storeQuerySeconds.series(fastify.events.kind, 'failed')
   fastify.get('/v2/events', {
     schema: {
       querystring: EventsQuerystring,
@@ -21,17 +24,16 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     const range = dateRangeOf(request.query.start_date, request.query.end_date, Date.now())
     if (typeof range === 'string') return sendError(reply, range)
     const { query, errors } = buildEventQuery(request.query, range, fastify.entityRegistry, request.principal.scope)
-    const { eventsServed, storeQuerySeconds } = fastify.providerMetrics
     const started = performance.now()
     const body = await renderEventsBody(fastify.events.query(query), errors, {
       onEnd: (events) => {
         eventsServed.inc(events)
-        storeQuerySeconds.observe({ store: fastify.events.kind, outcome: 'ok' }, (performance.now() - started) / 1000)
+        storeQuerySeconds.observe(answered, (performance.now() - started) / 1000)
       },
       // Logged whatever LOG_LEVEL hides of the request lines: the client got a 200 whose body
       // stops without its end, and the operator must learn why.
       onCut: (error, sent) => {
-        storeQuerySeconds.observe({ store: fastify.events.kind, outcome: 'failed' }, (performance.now() - started) / 1000)
+        storeQuerySeconds.observe(failed, (performance.now() - started) / 1000)
         request.log.error({ err: error, url: request.url, eventsSent: sent.events, bytesSent: sent.bytes }, 'events answer cut: the store failed after the answer had begun')
       }
     })
