@@ -15,6 +15,9 @@ export interface LoadLimitsOptions {
   retryAfterSeconds: number
 }
 
+/** After start-up, the event loop's delay is judged from this long on (under-pressure samples every second). */
+const START_UP_GRACE_MS = 3000
+
 /** The requests of one connection: the one being answered, and those pipelined behind it. */
 interface ConnectionTurns {
   busy: boolean
@@ -124,12 +127,17 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
     turns.waiting.push(begin)
   })
 
+  // Loading the store blocks the event loop for seconds (parsing, then its compacting collection)
+  // before the server listens; the first samples after it still show that delay, which is no
+  // load at all. Until the loop has been measured for a while after start-up, it is not judged.
+  let judgedFrom = Number.POSITIVE_INFINITY
+  fastify.addHook('onReady', async () => { judgedFrom = Date.now() + START_UP_GRACE_MS })
   await fastify.register(underPressure, {
     maxEventLoopDelay: options.maxEventLoopDelayMs,
     retryAfter: retryAfterSeconds,
     exposeStatusRoute: false,
     pressureHandler: (request, reply) => {
-      if (request.routeOptions.config.public === true) return
+      if (request.routeOptions.config.public === true || Date.now() < judgedFrom) return
       request.log.warn('refused: the event loop is overloaded')
       refuse(reply)
     }
