@@ -147,13 +147,7 @@ export class StreamSubscribers {
         continue
       }
       if (stream.held !== undefined) {
-        for (const event of served) {
-          if (!stream.matches(event.message)) continue
-          stream.held.push(event)
-          stream.heldIds.add(event.message.message_id)
-          stream.heldBytes += event.json.length
-        }
-        if (stream.heldBytes > this.#limits.maxBufferBytes) this.#drop(stream, 'too many live events waiting behind the replay')
+        this.#hold(stream, served)
         continue
       }
       let frame = frames.get(stream.key)
@@ -165,15 +159,21 @@ export class StreamSubscribers {
     }
   }
 
+  /** Keeps the events a stream wants until its resume or replay is written; too many, and it is dropped. */
+  #hold (stream: StreamSubscriber, events: readonly LiveEvent[]): void {
+    for (const event of events) {
+      if (!stream.matches(event.message)) continue
+      stream.held!.push(event)
+      stream.heldIds.add(event.message.message_id)
+      stream.heldBytes += event.json.length
+    }
+    if (stream.heldBytes > this.#limits.maxBufferBytes) this.#drop(stream, 'too many live events waiting behind its resume or replay')
+  }
+
   #deliverSome (stream: StreamSubscriber, events: readonly LiveEvent[], cursorOf: (seq: number) => string): void {
     if (events.length === 0) return
     if (stream.held !== undefined) {
-      for (const event of events) {
-        if (!stream.matches(event.message)) continue
-        stream.held.push(event)
-        stream.heldIds.add(event.message.message_id)
-        stream.heldBytes += event.json.length
-      }
+      this.#hold(stream, events)
       return
     }
     const frame = framesOf(events, stream, cursorOf)
