@@ -3,11 +3,11 @@ import { writeFile } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { MOSQUITTO, mosquittoConfig } from '../test/mqtt/mosquitto-config.js'
 import { LOOPBACK, freePort } from './ports.js'
 import { startChild, stopChild, type Child } from './processes.js'
 
-/** Debian's broker (apt-get install mosquitto), as the MQTT tests use it; MOSQUITTO_BIN points elsewhere. */
-export const MOSQUITTO = process.env.MOSQUITTO_BIN !== undefined && process.env.MOSQUITTO_BIN !== '' ? process.env.MOSQUITTO_BIN : '/usr/sbin/mosquitto'
+export { MOSQUITTO }
 
 export function mosquittoAvailable (): boolean {
   return existsSync(MOSQUITTO)
@@ -36,18 +36,7 @@ async function accepts (port: number): Promise<boolean> {
 export async function startMosquitto (scratch: string): Promise<Mosquitto> {
   const port = await freePort()
   const configFile = join(scratch, 'mosquitto.conf')
-  await writeFile(configFile, [
-    `listener ${port} ${LOOPBACK}`,
-    'allow_anonymous true',
-    'persistence false',
-    // Started as root, mosquitto would switch to the user "mosquitto".
-    ...(process.getuid?.() === 0 ? ['user root'] : []),
-    'max_queued_messages 100000',
-    'log_dest stderr',
-    'log_type error',
-    'log_type warning',
-    ''
-  ].join('\n'))
+  await writeFile(configFile, mosquittoConfig(port))
   const child: Child = startChild(MOSQUITTO, ['-c', configFile])
   const deadline = Date.now() + 10_000
   while (!(await accepts(port))) {

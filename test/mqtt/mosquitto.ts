@@ -6,11 +6,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve as resolvePath } from 'node:path'
 import { connect as connectMqtt, type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt'
 import { freePort } from '../free-port.js'
-
-/** Debian's broker (apt-get install mosquitto); MOSQUITTO_BIN points elsewhere. */
-const MOSQUITTO = process.env.MOSQUITTO_BIN !== undefined && process.env.MOSQUITTO_BIN !== ''
-  ? process.env.MOSQUITTO_BIN
-  : '/usr/sbin/mosquitto'
+import { MOSQUITTO, mosquittoConfig } from './mosquitto-config.js'
 
 export const mosquittoAvailable = existsSync(MOSQUITTO)
 
@@ -66,23 +62,7 @@ export async function startMosquitto (t: Teardown, options: { persistenceDir?: s
   mkdirSync(persistenceDir, { recursive: true })
   const port = options.port ?? await freePort()
   const configFile = join(dir, 'mosquitto.conf')
-  writeFileSync(configFile, [
-    `listener ${port} 127.0.0.1`,
-    'allow_anonymous true',
-    // Sessions (clean: false, or a session expiry) keep their subscriptions and queued QoS 1/2
-    // messages across a restart: mosquitto writes them on SIGTERM and every autosave_interval s.
-    'persistence true',
-    `persistence_location ${persistenceDir}/`,
-    'autosave_interval 1',
-    // Started as root, mosquitto would switch to the user "mosquitto", who cannot write the directory.
-    ...(process.getuid?.() === 0 ? ['user root'] : []),
-    // Lift the queue limit of an offline persistent session (default 1000 messages) out of the tests' way.
-    'max_queued_messages 100000',
-    'log_dest stderr',
-    'log_type error',
-    'log_type warning',
-    ''
-  ].join('\n'))
+  writeFileSync(configFile, mosquittoConfig(port, persistenceDir))
 
   let child: ChildProcess | undefined
   let output = ''
