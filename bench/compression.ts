@@ -13,14 +13,14 @@ import { latencyOf, type Latency } from './stats.js'
 
 /**
  * The large scenario's answer uncompressed (no Accept-Encoding) against the same answer with
- * `Accept-Encoding: gzip` (plugins/compression.ts: @fastify/compress pipes a streamed answer
+ * `Accept-Encoding: gzip` (src/http/compressed-stream.ts pipes a streamed answer
  * through a zlib stream), on the memory-store provider: rounds in turns on the same number of
  * connections, each answer read to its last byte by node:http (a native parser) in this process,
  * its bytes counted as they come, never decompressed.
  */
 
 const MB = 1024 * 1024
-/** What zlib's Z_DEFAULT_COMPRESSION (-1) means: the level @fastify/compress compresses at without zlibOptions. */
+/** What zlib's Z_DEFAULT_COMPRESSION (-1) means: the level the provider compresses at (src/http/compressed-stream.ts). */
 const ZLIB_DEFAULT_LEVEL = 6
 
 /** What one round of one contender saw. */
@@ -199,7 +199,7 @@ export interface CompressionResult {
   }
   /**
    * The uncompressed answer gzipped in one call (gzipSync) in the benchmark's process at zlib's
-   * default level (6, what @fastify/compress uses without zlibOptions) and at level 1: the
+   * default level (6, what the provider uses) and at level 1: the
    * compression's own cost per answer, the fastest of three.
    */
   zlibAlone: Array<{ level: number, ms: number, bytes: number }>
