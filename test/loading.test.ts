@@ -16,3 +16,89 @@ t.test('a load reports its progress as it reads', async (t) => {
   t.ok(reports.every((report) => report.seconds >= 0))
   t.equal(store.size, 21)
 })
+
+t.test('a file in any order and any line form loads as the same store as its events in wire form', async (t) => {
+  const fc = (await import('fast-check')).default
+  const { mkdtemp, rm, writeFile } = await import('node:fs/promises')
+  const { tmpdir } = await import('node:os')
+  const { encodeMessage } = await import('../src/store/message-json.js')
+  const { MemoryEventStore } = await import('../src/store/memory/memory-event-store.js')
+  const dir = await mkdtemp(join(tmpdir(), 'loading-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'events.ndjson')
+  const T0 = Date.UTC(2026, 0, 1)
+  const event = fc.record({
+    id: fc.integer({ min: 0, max: 500 }),
+    // Few distinct times: many events share a millisecond, so the message_id decides their order.
+    at: fc.integer({ min: 0, max: 20 }).map((n) => T0 + n * 1000 + (n % 3)),
+    device: fc.option(fc.constantFrom('d1', 'd2', 'dé'), { nil: undefined }),
+    space: fc.constantFrom('s1', 's2'),
+    code: fc.constantFrom('A', 'B"quoted', 'C\\back'),
+    category: fc.constantFrom('alert' as const, 'notification' as const),
+    // How the line is written: the wire form, or one of the forms only the thorough reader takes.
+    form: fc.constantFrom('wire', 'wire', 'spaced', 'reordered', 'offset', 'lower-t', 'escaped', 'crlf', 'repeated')
+  })
+  await fc.assert(fc.asyncProperty(fc.uniqueArray(event, { selector: (e) => e.id, maxLength: 60 }), fc.boolean(), async (events, inOrder) => {
+    const stored = events.map((e) => {
+      const message: Record<string, string> = { message_id: `m${e.id}`, message_code: e.code, message_category: e.category, date_time: new Date(e.at).toISOString() }
+      if (e.device !== undefined) message.device_id = e.device
+      message.space_id = e.space
+      return { message: message as never, epochMs: e.at, form: e.form }
+    })
+    const lineOf = (message: never, form: string): string[] => {
+      const wire = encodeMessage(message)
+      const m = message as Record<string, string>
+      switch (form) {
+        case 'spaced': return [JSON.stringify(m, null, 1).replace(/\n/g, '')]
+        case 'reordered': return [JSON.stringify({ space_id: m.space_id, ...m })]
+        case 'offset': return [wire.replace(/"date_time":"([^"]+)Z"/, (_, time: string) => `"date_time":"${time}+00:00"`)]
+        case 'lower-t': return [wire.replace(/(\d)T(\d)/, '$1t$2')]
+        case 'escaped': return [wire.replace('"message_id":"m', '"message_id":"\\u006d')]
+        case 'crlf': return [wire + '\r']
+        // The same event twice: kept once.
+        case 'repeated': return [wire, '', wire]
+        default: return [wire]
+      }
+    }
+    // In answer order (as the provider writes files) or in reverse.
+    const { compareMessageIds } = await import('../src/store/event-order.js')
+    if (inOrder) {
+      stored.sort((a, b) => a.epochMs - b.epochMs || compareMessageIds((a.message as { message_id: string }).message_id, (b.message as { message_id: string }).message_id))
+    }
+    const lines = stored.flatMap(({ message, form }) => lineOf(message, form))
+    await writeFile(file, (inOrder ? lines : lines.reverse()).join('\n') + '\n')
+    const loaded = await loadMemoryEventStore(file)
+    const expected = new MemoryEventStore(stored.map(({ message, epochMs }) => ({ message, epochMs })))
+    const query = { startMs: T0 - 1000, endMs: T0 + 100_000, entities: undefined }
+    const bytesOf = async (store: InstanceType<typeof MemoryEventStore>) => {
+      const parts: string[] = []
+      for await (const batch of store.queryEvents(query)) {
+        batch.messages.forEach((message, i) => {
+          const { bytes, offsets, positions } = batch.encoded!
+          parts.push(bytes.toString('utf8', offsets[positions[i]!]!, offsets[positions[i]! + 1]!))
+          t.equal(parts.at(-1), encodeMessage(message), 'each event\'s bytes are its wire JSON')
+        })
+      }
+      return parts
+    }
+    t.equal(loaded.size, stored.length)
+    t.same(await bytesOf(loaded), await bytesOf(expected))
+    // The message_id index came from the load itself when the file was in order: every ID is found.
+    let found = 0
+    for await (const batch of loaded.queryEvents({ ...query, messageIds: new Set(stored.map(({ message }) => (message as { message_id: string }).message_id)) })) found += batch.messages.length
+    t.equal(found, stored.length)
+  }), { numRuns: 60 })
+})
+
+t.test('a message_id used again for another event stops the load, naming both lines, whatever their form', async (t) => {
+  const { mkdtemp, rm, writeFile } = await import('node:fs/promises')
+  const { tmpdir } = await import('node:os')
+  const dir = await mkdtemp(join(tmpdir(), 'loading-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'events.ndjson')
+  const wire = '{"message_id":"m1","message_code":"A","message_category":"alert","date_time":"2026-01-01T00:00:00.000Z","space_id":"s1"}'
+  await writeFile(file, [wire, '', wire.replace('"A"', '"B"').replace('{', '{ ')].join('\n'))
+  await t.rejects(loadMemoryEventStore(file), { message: /line 3.*message_id "m1" was already used by line 1 for a different event/ })
+  await writeFile(file, [wire, '{"message_id":"m2","message_code":"A","message_code":"B","message_category":"alert","date_time":"2026-01-01T00:00:00.000Z","space_id":"s1"}'].join('\n'))
+  await t.rejects(loadMemoryEventStore(file), { message: /line 2.*"message_code" is given twice/ })
+})

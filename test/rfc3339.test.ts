@@ -57,3 +57,24 @@ t.test('event times are written exactly as toISOString writes them', async (t) =
   const wrong = samples.filter((ms) => formatEventTime(ms) !== new Date(ms).toISOString())
   t.same(wrong, [], `${samples.length} instants from 1678 to 2261`)
 })
+
+t.test('the wire form is read without the expression, and reads as the expression reads it', async (t) => {
+  const fc = (await import('fast-check')).default
+  // Any instant the stores can hold: its wire form reads back to it.
+  fc.assert(fc.property(fc.integer({ min: Date.UTC(1678, 0, 1), max: Date.UTC(2262, 0, 1) - 1 }), (ms) => {
+    t.equal(parseRfc3339(formatEventTime(ms))?.epochMs, ms)
+  }), { numRuns: 2000 })
+  // Any 24 characters shaped like it, digits or not, valid or not: the same answer as the general
+  // way gives the same text with a lower-case t and z (which only the expression reads).
+  const digitOrNot = fc.constantFrom('0', '1', '2', '3', '5', '9', 'x', ' ', '-')
+  const twoDigits = fc.tuple(digitOrNot, digitOrNot).map(([a, b]) => a + b)
+  const shaped = fc.tuple(fc.constantFrom('2024', '2026', '1900', '2000', '0099', '1x00'), fc.constantFrom('01', '02', '04', '12', '13', '00', 'x1'), twoDigits, twoDigits, twoDigits, twoDigits, fc.tuple(digitOrNot, digitOrNot, digitOrNot))
+    .map(([y, mo, d, h, mi, s, [a, b, c]]) => `${y}-${mo}-${d}T${h}:${mi}:${s}.${a}${b}${c}Z`)
+  fc.assert(fc.property(shaped, (text) => {
+    const lower = text.replace('T', 't').replace('Z', 'z')
+    t.same(parseRfc3339(text), parseRfc3339(lower), text)
+  }), { numRuns: 5000 })
+  for (const text of ['2024-02-29T12:00:00.000Z', '2026-02-29T12:00:00.000Z', '2026-04-31T00:00:00.000Z', '2026-01-01T24:00:00.000Z', '0099-01-01T00:00:00.000Z']) {
+    t.same(parseRfc3339(text), parseRfc3339(text.toLowerCase()), text)
+  }
+})

@@ -18,7 +18,38 @@ function isLeapYear (year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
 }
 
+/** The value of the decimal digit at text[i], or NaN. */
+function digitAt (text: string, i: number): number {
+  const code = text.charCodeAt(i) - 0x30
+  return code >= 0 && code <= 9 ? code : NaN
+}
+
+/**
+ * The wire form, `2026-11-20T10:00:00.000Z` (24 characters, upper-case T and Z, milliseconds), read
+ * without the regular expression: every stored event and most query dates have it, and loading a
+ * million events spent over a second in the expression (profile in BENCHMARKS.md). Any other form,
+ * or anything this does not accept, goes the general way.
+ */
+function parseWireForm (text: string): Instant | undefined {
+  if (text.length !== 24 || text.charCodeAt(4) !== 0x2d || text.charCodeAt(7) !== 0x2d || text.charCodeAt(10) !== 0x54 ||
+    text.charCodeAt(13) !== 0x3a || text.charCodeAt(16) !== 0x3a || text.charCodeAt(19) !== 0x2e || text.charCodeAt(23) !== 0x5a) return undefined
+  const year = digitAt(text, 0) * 1000 + digitAt(text, 1) * 100 + digitAt(text, 2) * 10 + digitAt(text, 3)
+  const month = digitAt(text, 5) * 10 + digitAt(text, 6)
+  const day = digitAt(text, 8) * 10 + digitAt(text, 9)
+  const hour = digitAt(text, 11) * 10 + digitAt(text, 12)
+  const minute = digitAt(text, 14) * 10 + digitAt(text, 15)
+  const second = digitAt(text, 17) * 10 + digitAt(text, 18)
+  const millis = digitAt(text, 20) * 100 + digitAt(text, 21) * 10 + digitAt(text, 22)
+  // NaN (a non-digit) fails every comparison below. Date.UTC reads years below 100 as 19xx: those go the general way.
+  if (!(year >= 100 && month >= 1 && month <= 12 && day >= 1 && hour <= 23 && minute <= 59 && second <= 59 && millis >= 0)) return undefined
+  const monthDays = month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1]!
+  if (day > monthDays) return undefined
+  return { epochMs: Date.UTC(year, month - 1, day, hour, minute, second, millis), subMillisecond: 0 }
+}
+
 export function parseRfc3339 (text: string): Instant | undefined {
+  const wire = parseWireForm(text)
+  if (wire !== undefined) return wire
   const match = RFC3339.exec(text)
   if (match === null) return undefined
   const [, y, mo, d, h, mi, s, fraction = '', zulu, sign, oh, om] = match
@@ -65,11 +96,17 @@ export function isBefore (a: Instant, b: Instant): boolean {
 export const EVENT_TIME_MIN_MS = Date.UTC(1678, 0, 1)
 export const EVENT_TIME_MAX_MS = Date.UTC(2262, 0, 1)
 
+/** The last text parseEventTime read, and its answer: a loaded line's time is read twice in a row (its check, then its value). */
+let lastText = ''
+let lastEpochMs: number | undefined
+
 export function parseEventTime (text: string): number | undefined {
+  if (text === lastText) return lastEpochMs
   const instant = parseRfc3339(text)
-  if (instant === undefined) return undefined
-  if (instant.epochMs < EVENT_TIME_MIN_MS || instant.epochMs >= EVENT_TIME_MAX_MS) return undefined
-  return instant.epochMs
+  const epochMs = instant === undefined || instant.epochMs < EVENT_TIME_MIN_MS || instant.epochMs >= EVENT_TIME_MAX_MS ? undefined : instant.epochMs
+  lastText = text
+  lastEpochMs = epochMs
+  return epochMs
 }
 
 export const DAY_MS = 86_400_000

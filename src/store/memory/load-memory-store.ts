@@ -1,6 +1,10 @@
+import { stat } from 'node:fs/promises'
 import { DataFileError } from '../../data/data-file-error.js'
-import { readEventLines, sameEvent, type StoredEvent } from '../../data/event-lines.js'
+import { parseEventLine, parseWireLine } from '../../data/event-lines.js'
+import { forEachLine } from '../../data/file-lines.js'
+import { encodeMessage } from '../message-json.js'
 import { MemoryEventStore } from './memory-event-store.js'
+import { SegmentBuilder } from './segment-builder.js'
 
 /**
  * Loads EVENTS_FILE into a MemoryEventStore. The first bad line stops the load, naming the line.
@@ -18,23 +22,29 @@ export interface LoadProgress {
 export const PROGRESS_EVERY_LINES = 100_000
 
 export async function loadMemoryEventStore (file: string, onProgress?: (progress: LoadProgress) => void, progressEvery = PROGRESS_EVERY_LINES): Promise<MemoryEventStore> {
-  const events = new Map<string, { event: StoredEvent, line: number }>()
   const started = performance.now()
+  let builder: SegmentBuilder
   try {
-    for await (const parsed of readEventLines(file)) {
-      if (parsed.line % progressEvery === 0) onProgress?.({ lines: parsed.line, seconds: (performance.now() - started) / 1000 })
-      if ('problem' in parsed) throw new DataFileError(file, `line ${parsed.line}`, parsed.problem)
-      const id = parsed.event.message.message_id
-      const earlier = events.get(id)
-      if (earlier === undefined) {
-        events.set(id, { event: parsed.event, line: parsed.line })
-      } else if (!sameEvent(earlier.event.message, parsed.event.message)) {
-        throw new DataFileError(file, `line ${parsed.line}`, `message_id ${JSON.stringify(id)} was already used by line ${earlier.line} for a different event`)
+    builder = new SegmentBuilder((await stat(file)).size)
+    await forEachLine(file, (text, line) => {
+      if (line % progressEvery === 0) onProgress?.({ lines: line, seconds: (performance.now() - started) / 1000 })
+      // A line in wire form (the usual case) is taken as it is; any other is read the thorough
+      // way, which also says what is wrong with a bad one.
+      const wireLine = parseWireLine(text)
+      let problem: string | undefined
+      if (wireLine !== undefined) {
+        problem = builder.add(wireLine.event.message, wireLine.event.epochMs, wireLine.wire, line)
+      } else {
+        const parsed = parseEventLine(text, line)
+        if (parsed === undefined) return
+        if ('problem' in parsed) throw new DataFileError(file, `line ${line}`, parsed.problem)
+        problem = builder.add(parsed.event.message, parsed.event.epochMs, encodeMessage(parsed.event.message), line)
       }
-    }
+      if (problem !== undefined) throw new DataFileError(file, `line ${line}`, problem)
+    })
   } catch (error) {
     if (error instanceof DataFileError) throw error
     throw new DataFileError(file, 'cannot be read', (error as Error).message)
   }
-  return new MemoryEventStore([...events.values()].map(({ event }) => event), file)
+  return new MemoryEventStore(builder.build(), file)
 }

@@ -36,8 +36,8 @@ export class MemoryEventStore implements EventStore {
    * are served is decided per answer, above the store (store-contract.ts). `file` is where
    * ingested events are appended; without one the store takes no writes.
    */
-  constructor (events: Iterable<StoredEvent>, file?: string) {
-    this.#segments.push(new MemorySegment(events))
+  constructor (events: Iterable<StoredEvent> | MemorySegment, file?: string) {
+    this.#segments.push(events instanceof MemorySegment ? events : new MemorySegment(events))
     this.#appender = file === undefined ? undefined : new EventsFileAppender(file)
   }
 

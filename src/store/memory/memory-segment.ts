@@ -8,12 +8,14 @@ import { matchesExclusiveFilter, matchesFilters } from '../store-contract.js'
 
 const NO_POSITIONS = new Uint32Array(0)
 
-/** A segment's parts, in answer order (see MemorySegment.merge). */
-interface SegmentParts {
+/** A segment's parts, in answer order (see MemorySegment.merge and SegmentBuilder). */
+export interface SegmentParts {
   messages: Message[]
   times: Float64Array
   json: Buffer
   offsets: Uint32Array
+  /** The message_id index, when its maker already has it (positions in this order). */
+  byMessageId?: Map<string, number>
 }
 
 /** Whether event i of a comes before event j of b in answer order. */
@@ -42,7 +44,7 @@ export class MemorySegment {
   readonly #jsonOffsets: Uint32Array
   readonly #byDevice = new Map<string, Uint32Array>()
   readonly #bySpace = new Map<string, Uint32Array>()
-  readonly #byMessageId = new Map<string, number>()
+  readonly #byMessageId: Map<string, number>
 
   /**
    * Every event is kept, also those of entities the registry does not list (yet): which entities
@@ -55,9 +57,11 @@ export class MemorySegment {
       this.#times = merged.times
       this.#json = merged.json
       this.#jsonOffsets = merged.offsets
-      this.#index()
+      this.#byMessageId = merged.byMessageId ?? new Map()
+      this.#index(merged.byMessageId === undefined)
       return
     }
+    this.#byMessageId = new Map()
     const all: StoredEvent[] = []
     for (const event of events) {
       const message = event.message
@@ -75,7 +79,7 @@ export class MemorySegment {
     const encoded = encodeMessageList(this.#messages)
     this.#json = encoded.bytes
     this.#jsonOffsets = encoded.offsets
-    this.#index()
+    this.#index(true)
   }
 
   /**
@@ -116,8 +120,8 @@ export class MemorySegment {
     return new MemorySegment([], { messages, times, json, offsets })
   }
 
-  /** The device, space and message_id indexes of the events in order. */
-  #index (): void {
+  /** The device and space indexes of the events in order, and the message_id index unless given. */
+  #index (withMessageIds: boolean): void {
     const byDevice = new Map<string, number[]>()
     const bySpace = new Map<string, number[]>()
     const append = (map: Map<string, number[]>, key: string, position: number) => {
@@ -128,7 +132,7 @@ export class MemorySegment {
     this.#messages.forEach(({ device_id: deviceId, space_id: spaceId, message_id: messageId }, position) => {
       if (deviceId !== undefined) append(byDevice, deviceId, position)
       if (spaceId !== undefined) append(bySpace, spaceId, position)
-      this.#byMessageId.set(messageId, position)
+      if (withMessageIds) this.#byMessageId.set(messageId, position)
     })
     for (const [id, list] of byDevice) this.#byDevice.set(id, Uint32Array.from(list))
     for (const [id, list] of bySpace) this.#bySpace.set(id, Uint32Array.from(list))

@@ -1,0 +1,63 @@
+import { open } from 'node:fs/promises'
+
+/** Bytes read at a time: large enough that reading costs nothing beside the lines' own work. */
+const CHUNK_BYTES = 4 * 1024 * 1024
+
+const LF = 0x0a
+const CR = 0x0d
+
+/**
+ * Calls onLine for every line of a UTF-8 text file, with its 1-based number, as node:readline
+ * gives them (`crlfDelay: Infinity`): a line ends at `\n`, `\r\n` or a lone `\r`, and a last line
+ * without an end counts. Read in large chunks and cut with indexOf: for a million short lines,
+ * readline's per-line events, and a promise per line of an async iterator, cost as much as
+ * parsing them (BENCHMARKS.md, "Loading"). A line never lives longer than its callback.
+ * `chunkBytes` is for tests of lines across chunks.
+ */
+export async function forEachLine (file: string, onLine: (text: string, line: number) => void, chunkBytes = CHUNK_BYTES): Promise<void> {
+  const handle = await open(file, 'r')
+  try {
+    let buffer = Buffer.allocUnsafe(chunkBytes)
+    // Bytes at the start of buffer left from the last chunk: a line not yet ended.
+    let kept = 0
+    let line = 0
+    while (true) {
+      if (kept === buffer.length) {
+        // One line longer than the buffer: grow it.
+        const grown = Buffer.allocUnsafe(buffer.length * 2)
+        buffer.copy(grown, 0, 0, kept)
+        buffer = grown
+      }
+      const { bytesRead } = await handle.read(buffer, kept, buffer.length - kept, null)
+      const atEnd = bytesRead === 0
+      const view = buffer.subarray(0, kept + bytesRead)
+      const end = view.length
+      let start = 0
+      // The next \r, found once per chunk (most files have none), not once per line.
+      let cr = view.indexOf(CR)
+      while (start < end) {
+        const lf = view.indexOf(LF, start)
+        if (cr !== -1 && (lf === -1 || cr < lf)) {
+          // A \r ends the line, with the \n after it if there is one: undecided until the next chunk.
+          if (cr + 1 === end && !atEnd) break
+          onLine(view.toString('utf8', start, cr), ++line)
+          start = cr + 1 < end && view[cr + 1] === LF ? cr + 2 : cr + 1
+          cr = view.indexOf(CR, start)
+          continue
+        }
+        if (lf === -1) break
+        onLine(view.toString('utf8', start, lf), ++line)
+        start = lf + 1
+      }
+      if (atEnd) {
+        // What is left is a last line without an end.
+        if (start < end) onLine(view.toString('utf8', start, end), ++line)
+        return
+      }
+      kept = end - start
+      buffer.copy(buffer, 0, start, end)
+    }
+  } finally {
+    await handle.close()
+  }
+}

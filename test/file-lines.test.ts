@@ -1,0 +1,60 @@
+import t from 'tap'
+import { createReadStream } from 'node:fs'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { forEachLine } from '../src/data/file-lines.js'
+
+async function readlineLines (file: string): Promise<string[]> {
+  const lines: string[] = []
+  for await (const line of createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity })) lines.push(line)
+  return lines
+}
+
+async function chunkedLines (file: string, chunkBytes?: number): Promise<Array<[string, number]>> {
+  const lines: Array<[string, number]> = []
+  await forEachLine(file, (text, line) => lines.push([text, line]), chunkBytes)
+  return lines
+}
+
+const texts = [
+  '', 'a', 'a\n', 'a\nb', '\n', '\n\n', 'a\r\nb\r\n', 'a\rb\r', '\r', '\r\n', '\r\n\r\n', 'x\r', 'a\r\r\nb',
+  'é\nü\r\nz', '{"a":"ümlaut €"}\n{"b":2}', 'no end', '\uFEFF{"bom":1}\n', 'a\n\n\nb\n'
+]
+
+t.test('lines are cut exactly as node:readline cuts them (crlfDelay: Infinity), numbered from 1', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'file-lines-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'lines.txt')
+  for (const text of texts) {
+    await writeFile(file, text)
+    const expected = await readlineLines(file)
+    // Chunks of every size from 1 byte up: each line end and each multi-byte character falls on a boundary somewhere.
+    for (const chunkBytes of [1, 2, 3, 4, 5, 7, undefined]) {
+      const got = await chunkedLines(file, chunkBytes)
+      t.same(got.map(([text]) => text), expected, `${JSON.stringify(text)} in chunks of ${chunkBytes ?? 'the default'}`)
+      t.same(got.map(([, line]) => line), expected.map((_, i) => i + 1))
+    }
+  }
+})
+
+t.test('invalid UTF-8 is read as readline reads it (U+FFFD), also across chunks', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'file-lines-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'bad.txt')
+  await writeFile(file, Buffer.from([0x61, 0xff, 0x0a, 0xe2, 0x82, 0x0a, 0xe2, 0x82, 0xac, 0x0d, 0x0a]))
+  const expected = await readlineLines(file)
+  for (const chunkBytes of [1, 2, 3, undefined]) {
+    t.same((await chunkedLines(file, chunkBytes)).map(([text]) => text), expected)
+  }
+})
+
+t.test('a long file in small chunks gives every line once, in order', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'file-lines-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'long.txt')
+  const lines = Array.from({ length: 5000 }, (_, i) => `line ${i} ${'x'.repeat(i % 97)}`)
+  await writeFile(file, lines.join('\n') + '\n')
+  t.same((await chunkedLines(file, 64)).map(([text]) => text), lines)
+})
