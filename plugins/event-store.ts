@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { StoredEvent } from '../src/data/event-lines.js'
-import type { EventBatch, EventQuery, StoreHealth } from '../src/store/event-store.js'
+import type { EventBatches, EventQuery, StoreHealth } from '../src/store/event-store.js'
 import type { IngestEvent, WriteOutcome } from '../src/store/event-writer.js'
 import type { ConfiguredStore } from '../src/store/store-descriptor.js'
 import { keepStoreContract } from '../src/store/store-contract.js'
@@ -11,7 +11,7 @@ export interface ServedEvents {
   /** What kind of store answers (for the readiness probe). */
   readonly kind: string
   /** The events of a query, in batches, through keepStoreContract (src/store/store-contract.ts). */
-  query (query: EventQuery): AsyncIterable<EventBatch>
+  query (query: EventQuery): EventBatches
   health (): Promise<StoreHealth>
   /** Stores ingested events durably (EventStore.writeEvents). */
   write (events: readonly IngestEvent[]): Promise<WriteOutcome>

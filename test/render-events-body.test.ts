@@ -95,3 +95,50 @@ t.test('a store failing mid-stream is reported once with what had been handed ou
   await reader.return?.()
   t.same(left, [], 'a client that leaves is not a cut answer')
 })
+
+/** The same store, answering synchronously (as the memory store does). */
+function syncStore (batches: number) {
+  const state = { released: false, batchesRead: 0 }
+  function * source (): Generator<EventBatch> {
+    try {
+      for (let b = 0; b < batches; b++) {
+        state.batchesRead++
+        yield { messages: Array.from({ length: 1000 }, (_, i) => message(b * 1000 + i)) }
+      }
+    } finally {
+      state.released = true
+    }
+  }
+  return { state, batches: { [Symbol.iterator]: () => source() } }
+}
+
+t.test('a synchronous store\'s small answer is a buffer at once, without a promise', async (t) => {
+  const { state, batches } = syncStore(1)
+  const body = renderEventsBody(batches, [])
+  t.ok(Buffer.isBuffer(body), 'not a promise')
+  t.equal(JSON.parse((body as Buffer).toString()).data.length, 1000)
+  t.equal(state.released, true)
+})
+
+t.test('a synchronous store\'s large answer streams from the event where it passed the size, every event once, in order', async (t) => {
+  const { state, batches } = syncStore(7)
+  const itemError = { id: 'x', item_type: 'device' as const, message: 'invalid_device' as const }
+  const body = renderEventsBody(batches, [itemError])
+  t.ok(body instanceof Readable, 'streamed')
+  const chunks: Buffer[] = []
+  for await (const chunk of body as Readable) chunks.push(chunk as Buffer)
+  const parsed = JSON.parse(Buffer.concat(chunks).toString())
+  t.same(parsed.data.map((m: Message) => m.message_id), Array.from({ length: 7000 }, (_, i) => message(i).message_id))
+  t.same(parsed.errors, [itemError])
+  t.equal(state.released, true)
+})
+
+t.test('a synchronous store\'s large answer dropped unread releases the query', async (t) => {
+  const { state, batches } = syncStore(20)
+  const body = renderEventsBody(batches, []) as Readable
+  body.destroy()
+  await once(body, 'close')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(state.released, true)
+  t.ok(state.batchesRead < 20)
+})

@@ -26,7 +26,7 @@ function storeYielding (batches: EventBatch[]): EventStore & { asked: number } {
   }
 }
 
-async function ids (batches: AsyncIterable<EventBatch>): Promise<string[]> {
+async function ids (batches: AsyncIterable<EventBatch> | Iterable<EventBatch>): Promise<string[]> {
   const found: string[] = []
   for await (const batch of batches) for (const m of batch.messages) found.push(m.message_id)
   return found

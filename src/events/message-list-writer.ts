@@ -1,19 +1,20 @@
 import type { Message } from '../../schemas/message.js'
 import { encodeMessage } from '../store/message-json.js'
+import { giveBackAnswerBuffer, lendAnswerBuffer } from './answer-buffers.js'
 
-/** Below half of Buffer.poolSize, allocUnsafe slices a shared pool instead of allocating: small answers stay cheap. */
-const INITIAL_CAPACITY = 4095
 const EMPTY = Buffer.alloc(0)
+
+/** The size of the buffers a streamed answer's chunks are written into. */
+const CHUNK_CAPACITY = 64 * 1024
 
 /**
  * Builds the bytes of an answer: events a store handed over encoded are copied, others
- * serialised straight into the buffer, which grows as needed.
+ * serialised straight into the buffer, which grows as needed. The first buffer is lent
+ * (answer-buffers.ts): what take() returns first is to be given back once written out.
  */
 export class MessageListWriter {
-  #buffer = Buffer.allocUnsafe(INITIAL_CAPACITY)
+  #buffer = lendAnswerBuffer()
   #length = 0
-  /** What the next buffer starts at: a writer that grew once (a large answer) keeps its size. */
-  #capacity = INITIAL_CAPACITY
 
   get length (): number {
     return this.#length
@@ -43,7 +44,6 @@ export class MessageListWriter {
   /** The bytes written so far; the writer starts again empty. */
   take (): Buffer {
     const written = this.#buffer.subarray(0, this.#length)
-    this.#capacity = Math.min(this.#buffer.length, 64 * 1024)
     this.#buffer = EMPTY
     this.#length = 0
     return written
@@ -51,8 +51,11 @@ export class MessageListWriter {
 
   #reserve (size: number): void {
     if (this.#length + size <= this.#buffer.length) return
-    const grown = Buffer.allocUnsafe(Math.max(this.#buffer.length * 2, this.#capacity, this.#length + size))
-    this.#buffer.copy(grown, 0, 0, this.#length)
+    const before = this.#buffer
+    const grown = Buffer.allocUnsafe(Math.max(before.length * 2, CHUNK_CAPACITY, this.#length + size))
+    before.copy(grown, 0, 0, this.#length)
     this.#buffer = grown
+    // Outgrown: nothing refers to it any more.
+    giveBackAnswerBuffer(before)
   }
 }

@@ -1,7 +1,10 @@
+import type { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ErrorObject } from '../../schemas/error.js'
 import { EventsQuerystring, EventsResponse, exclusiveEventFilters } from '../../schemas/events.js'
 import { errorResponses } from '../../schemas/responses.js'
+import { giveBackAnswerBuffer } from '../events/answer-buffers.js'
 import { buildEventQuery } from '../events/build-event-query.js'
 import { renderEventsBody } from '../events/render-events-body.js'
 import { preferredCoding } from '../http/accept-encoding.js'
@@ -25,7 +28,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     if (typeof range === 'string') return sendError(reply, range)
     const { query, errors } = buildEventQuery(request.query, range, fastify.entityRegistry, request.principal.scope)
     const started = performance.now()
-    const body = await renderEventsBody(fastify.events.query(query), errors, {
+    const body = renderEventsBody(fastify.events.query(query), errors, {
       onEnd: (events) => {
         eventsServed.inc(events)
         storeQuerySeconds.observe(answered, (performance.now() - started) / 1000)
@@ -37,15 +40,25 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
         request.log.error({ err: error, url: request.url, eventsSent: sent.events, bytesSent: sent.bytes }, 'events answer cut: the store failed after the answer had begun')
       }
     })
-    // Compressed (or not) as Accept-Encoding asks: caches must keep the two apart. A request that
-    // asks for none (most machine clients) costs one header lookup.
-    reply.header('vary', 'Accept-Encoding')
-    const accepted = request.headers['accept-encoding']
-    const coding = accepted === undefined ? undefined : preferredCoding(accepted)
-    if (coding === undefined || (Buffer.isBuffer(body) && body.length < COMPRESS_FROM_BYTES)) return sendJson(reply, body)
-    reply.header('content-encoding', coding)
-    return sendJson(reply, compressedStream(body, coding))
+    // A memory-store answer is ready now: no promise for it.
+    return send(request, reply, body instanceof Promise ? await body : body)
   })
+}
+
+/**
+ * Compressed (or not) as Accept-Encoding asks: caches must keep the two apart. A request that asks
+ * for none (most machine clients) costs one header lookup.
+ */
+function send (request: FastifyRequest, reply: FastifyReply, body: Buffer | Readable): FastifyReply {
+  // A whole answer's memory is reused once it is written out (a response that never finishes
+  // keeps it, to be collected).
+  if (Buffer.isBuffer(body)) reply.raw.on('finish', () => { giveBackAnswerBuffer(body) })
+  reply.header('vary', 'Accept-Encoding')
+  const accepted = request.headers['accept-encoding']
+  const coding = accepted === undefined ? undefined : preferredCoding(accepted)
+  if (coding === undefined || (Buffer.isBuffer(body) && body.length < COMPRESS_FROM_BYTES)) return sendJson(reply, body)
+  reply.header('content-encoding', coding)
+  return sendJson(reply, compressedStream(body, coding))
 }
 
 export default eventsRoutes

@@ -60,9 +60,21 @@ export interface StoreHealth {
  * an event of an unknown entity, one outside the query or a repeat has it dropped there, and one
  * that breaks the order fails the answer.
  */
+/**
+ * A query's batches: asynchronous from a store that reads them from elsewhere (InfluxDB), or
+ * synchronous from one that holds them in the process (the memory store), so that a small answer
+ * is rendered without a promise or an event-loop turn per batch.
+ */
+export type EventBatches = AsyncIterable<EventBatch> | Iterable<EventBatch>
+
+/** Whether the batches are there to take synchronously. */
+export function isSynchronous (batches: EventBatches): batches is Iterable<EventBatch> {
+  return Symbol.iterator in batches
+}
+
 export interface EventStore {
   readonly kind: string
-  queryEvents (query: EventQuery): AsyncIterable<EventBatch>
+  queryEvents (query: EventQuery): EventBatches
   health (): Promise<StoreHealth>
   /**
    * Stores events an ingest accepted, one call at a time, as `npm run ingest` would: an ID

@@ -2,7 +2,7 @@ import { Identifier } from '../../schemas/identifier.js'
 import type { Message } from '../../schemas/message.js'
 import { formatEventTime } from '../time/rfc3339.js'
 import { compareMessageIds } from './event-order.js'
-import type { EncodedMessages, EntitySelection, EventBatch, EventQuery, EventStore } from './event-store.js'
+import { isSynchronous, type EncodedMessages, type EntitySelection, type EventBatch, type EventBatches, type EventQuery, type EventStore } from './event-store.js'
 
 /** Which entities may be served: the registry (src/registry), as this layer needs it. */
 export interface KnownEntities {
@@ -34,10 +34,12 @@ export class StoreContractError extends Error {
  *
  * A batch that breaks no rule is passed on as it is; otherwise a copy without the dropped events.
  */
-export function keepStoreContract (store: EventStore, query: EventQuery, known: KnownEntities): AsyncIterable<EventBatch> {
+export function keepStoreContract (store: EventStore, query: EventQuery, known: KnownEntities): EventBatches {
   const asked = withStorableIds(query)
-  if (matchesNothing(asked)) return noBatches()
-  return checkedBatches(store.queryEvents(asked), asked, known)
+  if (matchesNothing(asked)) return NO_BATCHES
+  const batches = store.queryEvents(asked)
+  // As the store answered: synchronously or not.
+  return isSynchronous(batches) ? checkedBatchesNow(batches, asked, known) : checkedBatches(batches, asked, known)
 }
 
 const identifierPattern = new RegExp(Identifier.pattern!)
@@ -94,11 +96,7 @@ export function matchesExclusiveFilter (query: EventQuery, message: Message): bo
   return true
 }
 
-const NO_BATCHES: AsyncIterable<EventBatch> = { [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true, value: undefined }) }) }
-
-function noBatches (): AsyncIterable<EventBatch> {
-  return NO_BATCHES
-}
+const NO_BATCHES: Iterable<EventBatch> = []
 
 /**
  * The store's batches, each checked as it passes. A plain iterator, not an async generator: the
@@ -119,6 +117,30 @@ function checkedBatches (batches: AsyncIterable<EventBatch>, query: EventQuery, 
         next,
         return: async (value?: unknown) => {
           await source.return?.(value)
+          return { done: true, value: undefined }
+        }
+      }
+    }
+  }
+}
+
+/** The same, for a store that answers synchronously. */
+function checkedBatchesNow (batches: Iterable<EventBatch>, query: EventQuery, known: KnownEntities): Iterable<EventBatch> {
+  return {
+    [Symbol.iterator]: () => {
+      const source = batches[Symbol.iterator]()
+      const checker = new BatchChecker(query, known)
+      return {
+        next: (): IteratorResult<EventBatch> => {
+          while (true) {
+            const result = source.next()
+            if (result.done === true) return result
+            const checked = checker.check(result.value)
+            if (checked.messages.length > 0) return { done: false, value: checked }
+          }
+        },
+        return: (value?: unknown): IteratorResult<EventBatch> => {
+          source.return?.(value)
           return { done: true, value: undefined }
         }
       }

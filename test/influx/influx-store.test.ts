@@ -7,6 +7,7 @@ import { buildApp } from '../../src/app.js'
 import { AUTH, build, fixturesDir, storeFromEnv, testConfig } from '../helper.js'
 import { runIngest } from '../ingest-cli.js'
 import { influxSkipReason, influxTestEnv, silentInfluxUrl, testInfluxServer } from './influx-server.js'
+import type { EventBatch } from '../../src/store/event-store.js'
 
 const skip = influxSkipReason()
 const EVENTS = '/svc/v2/events?start_date=2024-01-01T00:00:00Z'
@@ -160,7 +161,7 @@ t.test('a large answer streams from InfluxDB, identical to the memory store', { 
   const short = await storeFromEnv({ ...env, INFLUX_TIMEOUT_MS: '300' }).open({ log: { info () {}, warn () {} } })
   t.teardown(() => short.close())
   const everything = { startMs: Date.UTC(2024, 0, 1), endMs: Date.UTC(2030, 0, 1), entities: undefined }
-  const first = short.queryEvents(everything)[Symbol.asyncIterator]()
+  const first = (short.queryEvents(everything) as AsyncIterable<EventBatch>)[Symbol.asyncIterator]()
   const firstBatch = await first.next()
   const firstLength = firstBatch.value?.messages.length ?? 0
   t.ok(firstLength > 0 && firstLength < 6000, `the first scan has a batch out (${firstLength} events), and holds its turn`)

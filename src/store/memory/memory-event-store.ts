@@ -57,12 +57,13 @@ export class MemoryEventStore implements EventStore {
     return this.#segments.length
   }
 
-  queryEvents (query: EventQuery): AsyncIterable<EventBatch> {
+  /** Synchronous: every event is in memory. */
+  queryEvents (query: EventQuery): Iterable<EventBatch> {
     // The common case, nothing ingested since the load: no list to build per answer.
-    if (this.#segments.length === 1) return asAsync(this.#segments[0]!.batches(query))
+    if (this.#segments.length === 1) return this.#segments[0]!.batches(query)
     const overlapping = this.#segments.filter((segment) => segment.firstMs < query.endMs && segment.lastMs >= query.startMs)
-    if (overlapping.length <= 1) return asAsync((overlapping[0] ?? this.#segments[0]!).batches(query))
-    return asAsync(mergeBatches(overlapping.map((segment) => segment.batches(query))))
+    if (overlapping.length <= 1) return (overlapping[0] ?? this.#segments[0]!).batches(query)
+    return mergeBatches(overlapping.map((segment) => segment.batches(query)))
   }
 
   async health (): Promise<StoreHealth> {
@@ -131,10 +132,6 @@ export class MemoryEventStore implements EventStore {
     }
     segments.push(segment)
   }
-}
-
-async function * asAsync (batches: Iterable<EventBatch>): AsyncGenerator<EventBatch> {
-  yield * batches
 }
 
 /** One segment's answer, read event by event. */
