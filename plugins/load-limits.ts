@@ -68,6 +68,25 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
     else next()
   }
 
+  // @fastify/under-pressure measures the event loop's delay; the check is here, in the one hook
+  // (its own hook read `request.routeOptions`, a new object on every read, on every request).
+  // Loading the store blocks the event loop for seconds (parsing, then its compacting collection)
+  // before the server listens; the first samples after it still show that delay, which is no
+  // load at all. Until the loop has been measured for a while after start-up, it is not judged.
+  let judgedFrom = Number.POSITIVE_INFINITY
+  fastify.addHook('onReady', async () => { judgedFrom = Date.now() + START_UP_GRACE_MS })
+  await fastify.register(underPressure, { exposeStatusRoute: false })
+  const { maxEventLoopDelayMs } = options
+  /** Starts a request that has its connection's turn and is counted, unless the event loop is overloaded. */
+  const begin = (request: FastifyRequest, reply: FastifyReply, isPublic: boolean, done: HookHandlerDoneFunction) => {
+    if (!isPublic && fastify.memoryUsage().eventLoopDelay > maxEventLoopDelayMs && Date.now() >= judgedFrom) {
+      request.log.warn('refused: the event loop is overloaded')
+      refuse(reply)
+      return
+    }
+    done()
+  }
+
   // The common path (no request waiting on the connection) allocates one closure and adds one
   // listener: this runs on every request.
   fastify.addHook('onRequest', function oneAtATimePerConnection (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
@@ -77,18 +96,19 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
     if (turns === undefined || !turns.busy) {
       if (turns !== undefined) turns.busy = true
       const config = request.routeOptions.config
+      const isPublic = config.public === true
       if (config.stream === true) {
         reply.raw.on('close', () => passTurn(turns))
-        done()
+        begin(request, reply, isPublic, done)
         return
       }
-      const counted = inFlight < maxRequestsInFlight || config.public === true
+      const counted = inFlight < maxRequestsInFlight || isPublic
       if (counted) inFlight++
       reply.raw.on('close', () => {
         if (counted) inFlight--
         passTurn(turns)
       })
-      if (counted) done()
+      if (counted) begin(request, reply, isPublic, done)
       else refuse(reply)
       return
     }
@@ -98,19 +118,20 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
     }
     // Pipelined behind an answer not yet finished: wait for the connection's turn.
     let state: 'waiting' | 'counted' | 'refused' | 'closed' = 'waiting'
-    const begin = () => {
+    const takeTurn = () => {
       if (state === 'closed') {
         passTurn(turns)
         return
       }
-      if (inFlight >= maxRequestsInFlight && request.routeOptions.config.public !== true) {
+      const isPublic = request.routeOptions.config.public === true
+      if (inFlight >= maxRequestsInFlight && !isPublic) {
         state = 'refused'
         refuse(reply)
         return
       }
       state = 'counted'
       inFlight++
-      done()
+      begin(request, reply, isPublic, done)
     }
     reply.raw.on('close', () => {
       const was = state
@@ -121,25 +142,9 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
         return
       }
       // Still waiting when the connection died: it never starts.
-      const at = turns!.waiting.indexOf(begin)
+      const at = turns!.waiting.indexOf(takeTurn)
       if (at !== -1) turns!.waiting.splice(at, 1)
     })
-    turns.waiting.push(begin)
-  })
-
-  // Loading the store blocks the event loop for seconds (parsing, then its compacting collection)
-  // before the server listens; the first samples after it still show that delay, which is no
-  // load at all. Until the loop has been measured for a while after start-up, it is not judged.
-  let judgedFrom = Number.POSITIVE_INFINITY
-  fastify.addHook('onReady', async () => { judgedFrom = Date.now() + START_UP_GRACE_MS })
-  await fastify.register(underPressure, {
-    maxEventLoopDelay: options.maxEventLoopDelayMs,
-    retryAfter: retryAfterSeconds,
-    exposeStatusRoute: false,
-    pressureHandler: (request, reply) => {
-      if (request.routeOptions.config.public === true || Date.now() < judgedFrom) return
-      request.log.warn('refused: the event loop is overloaded')
-      refuse(reply)
-    }
+    turns.waiting.push(takeTurn)
   })
 }, { name: 'load-limits', fastify: '5.x' })

@@ -57,10 +57,17 @@ export function nameRuleViolation (
   for (const name of names) {
     if (name === undefined || !known.has(name)) return 'invalid_parameter'
   }
-  const seen = new Set<string | undefined>(names)
-  if (seen.size !== names.length) return 'duplicate_parameter'
-  if (required.length > 0 && (names.length === 0 || required.some((name) => !seen.has(name)))) return 'missing_parameter'
-  if (exclusive.filter((name) => seen.has(name)).length > 1) return 'invalid_parameter_combination'
+  // A request names a handful of parameters: scans of the list, without a set or an array per request.
+  for (let i = 1; i < names.length; i++) {
+    if (names.lastIndexOf(names[i], i - 1) !== -1) return 'duplicate_parameter'
+  }
+  for (const name of required) {
+    if (!names.includes(name)) return 'missing_parameter'
+  }
+  let given = 0
+  for (const name of exclusive) {
+    if (names.includes(name) && ++given > 1) return 'invalid_parameter_combination'
+  }
   return undefined
 }
 
