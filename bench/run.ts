@@ -22,7 +22,7 @@ import { buildProvider, startProvider, type Provider } from './provider.js'
 import { buildReport, renderMarkdown, writeReport } from './report.js'
 import { providerRevision } from './revision.js'
 import { buildScenarios, providerRequest, yearPath, type Scenario } from './scenarios.js'
-import { evaluateAttackTargets, evaluateCompressionTargets, evaluateLiveTargets, evaluateTargets } from './targets.js'
+import { evaluateAttackTargets, evaluateCompressionTargets, evaluateLiveTargets, evaluateLoadTargets, evaluateTargets } from './targets.js'
 import { compareWorkers, type WorkersComparison } from './workers.js'
 
 /**
@@ -159,6 +159,7 @@ async function run (options: BenchOptions): Promise<void> {
   const targets = [
     ...evaluateTargets(results),
     ...(pipelining === undefined ? [] : evaluateAttackTargets(pipelining)),
+    ...(loadGrowth === undefined ? [] : evaluateLoadTargets(loadGrowth)),
     ...(compression === undefined ? [] : evaluateCompressionTargets(compression)),
     ...(live === undefined ? [] : evaluateLiveTargets(live))
   ]
