@@ -7,6 +7,12 @@ const LF = 0x0a
 const CR = 0x0d
 
 /**
+ * A line's text and 1-based number, and where its bytes are: `bytes` from `start` to `end`, valid
+ * during the call only (the buffer is reused for the next chunk).
+ */
+export type LineHandler = (text: string, line: number, bytes: Buffer, start: number, end: number) => void
+
+/**
  * Calls onLine for every line of a UTF-8 text file, with its 1-based number, as node:readline
  * gives them (`crlfDelay: Infinity`): a line ends at `\n`, `\r\n` or a lone `\r`, and a last line
  * without an end counts. Read in large chunks and cut with indexOf: for a million short lines,
@@ -14,7 +20,7 @@ const CR = 0x0d
  * parsing them (BENCHMARKS.md, "Loading"). A line never lives longer than its callback.
  * `chunkBytes` is for tests of lines across chunks.
  */
-export async function forEachLine (file: string, onLine: (text: string, line: number) => void, chunkBytes = CHUNK_BYTES): Promise<void> {
+export async function forEachLine (file: string, onLine: LineHandler, chunkBytes = CHUNK_BYTES): Promise<void> {
   const handle = await open(file, 'r')
   try {
     let buffer = Buffer.allocUnsafe(chunkBytes)
@@ -40,18 +46,18 @@ export async function forEachLine (file: string, onLine: (text: string, line: nu
         if (cr !== -1 && (lf === -1 || cr < lf)) {
           // A \r ends the line, with the \n after it if there is one: undecided until the next chunk.
           if (cr + 1 === end && !atEnd) break
-          onLine(view.toString('utf8', start, cr), ++line)
+          onLine(view.toString('utf8', start, cr), ++line, view, start, cr)
           start = cr + 1 < end && view[cr + 1] === LF ? cr + 2 : cr + 1
           cr = view.indexOf(CR, start)
           continue
         }
         if (lf === -1) break
-        onLine(view.toString('utf8', start, lf), ++line)
+        onLine(view.toString('utf8', start, lf), ++line, view, start, lf)
         start = lf + 1
       }
       if (atEnd) {
         // What is left is a last line without an end.
-        if (start < end) onLine(view.toString('utf8', start, end), ++line)
+        if (start < end) onLine(view.toString('utf8', start, end), ++line, view, start, end)
         return
       }
       kept = end - start

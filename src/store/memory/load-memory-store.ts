@@ -4,7 +4,7 @@ import { parseEventLine, parseWireLine } from '../../data/event-lines.js'
 import { forEachLine } from '../../data/file-lines.js'
 import { encodeMessage } from '../message-json.js'
 import { MemoryEventStore } from './memory-event-store.js'
-import { SegmentBuilder } from './segment-builder.js'
+import { SegmentBuilder, type LineBytes } from './segment-builder.js'
 
 /**
  * Loads EVENTS_FILE into a MemoryEventStore. The first bad line stops the load, naming the line.
@@ -26,14 +26,19 @@ export async function loadMemoryEventStore (file: string, onProgress?: (progress
   let builder: SegmentBuilder
   try {
     builder = new SegmentBuilder((await stat(file)).size)
-    await forEachLine(file, (text, line) => {
+    // One object for every line's bytes (where they are changes, not the object).
+    const lineBytes: LineBytes = { bytes: Buffer.alloc(0), start: 0, end: 0 }
+    await forEachLine(file, (text, line, bytes, start, end) => {
       if (line % progressEvery === 0) onProgress?.({ lines: line, seconds: (performance.now() - started) / 1000 })
       // A line in wire form (the usual case) is taken as it is; any other is read the thorough
       // way, which also says what is wrong with a bad one.
       const wireLine = parseWireLine(text)
       let problem: string | undefined
       if (wireLine !== undefined) {
-        problem = builder.add(wireLine.event.message, wireLine.event.epochMs, wireLine.wire, line)
+        lineBytes.bytes = bytes
+        lineBytes.start = start
+        lineBytes.end = end
+        problem = builder.add(wireLine.event.message, wireLine.event.epochMs, wireLine.wire, line, lineBytes)
       } else {
         const parsed = parseEventLine(text, line)
         if (parsed === undefined) return

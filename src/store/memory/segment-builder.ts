@@ -4,6 +4,13 @@ import { intern } from '../../data/intern.js'
 import { compareMessageIds } from '../event-order.js'
 import { MemorySegment } from './memory-segment.js'
 
+/** Where a line's bytes are (see forEachLine). */
+export interface LineBytes {
+  bytes: Buffer
+  start: number
+  end: number
+}
+
 /**
  * The first segment, built as a file's events are read: each event's wire JSON goes straight into
  * one buffer, its time into a typed array, its message_id into the index the segment keeps. A
@@ -34,7 +41,7 @@ export class SegmentBuilder {
    * Adds an event, with its wire JSON and the line it came from. The same message_id again with
    * the same fields is the same event, kept once; with other fields, the problem is returned.
    */
-  add (message: Message, epochMs: number, wire: string, line: number): string | undefined {
+  add (message: Message, epochMs: number, wire: string, line: number, wireBytes?: LineBytes): string | undefined {
     const messages = this.#messages
     const id = message.message_id
     const earlier = this.#byMessageId.get(id)
@@ -57,7 +64,13 @@ export class SegmentBuilder {
     this.#times[position] = epochMs
     this.#lines[position] = line
     if (this.#length + wire.length * 3 > this.#json.length) this.#growJson(this.#length + wire.length * 3)
-    this.#length += this.#json.write(wire, this.#length)
+    // The line's own bytes when they are its text's encoding: one byte per character and no
+    // U+FFFD (which an invalid byte would have become) means ASCII. A copy is cheaper than encoding.
+    if (wireBytes !== undefined && wireBytes.end - wireBytes.start === wire.length && !wire.includes('\uFFFD')) {
+      this.#length += wireBytes.bytes.copy(this.#json, this.#length, wireBytes.start, wireBytes.end)
+    } else {
+      this.#length += this.#json.write(wire, this.#length)
+    }
     this.#offsets[position + 1] = this.#length
     return undefined
   }
