@@ -3,24 +3,27 @@ import Fastify from 'fastify'
 
 /**
  * The framework ceiling, run as a child process: a bare Fastify server whose single route answers
- * every GET with the body it was last given, byte for byte, with its status and content type. The
- * parent sends `{ file, status, contentType }` over IPC and waits for `{ serving: true }` before
+ * every GET with the body it was last given, byte for byte, with its status, content type and
+ * other headers (the provider's answer as captured). The parent sends
+ * `{ file, status, contentType, headers }` over IPC and waits for `{ serving: true }` before
  * measuring; it learns the port from the first message, `{ port }`.
  */
 interface Reply {
   body: Buffer
   status: number
   contentType: string
+  /** The provider's other headers, replayed as they are. */
+  headers: Record<string, string>
 }
 
-let current: Reply = { body: Buffer.from('{}'), status: 200, contentType: 'application/json' }
+let current: Reply = { body: Buffer.from('{}'), status: 200, contentType: 'application/json', headers: {} }
 
 const fastify = Fastify({ logger: false })
-fastify.get('/*', async (request, reply) => reply.code(current.status).header('content-type', current.contentType).send(current.body))
+fastify.get('/*', async (request, reply) => reply.code(current.status).headers(current.headers).header('content-type', current.contentType).send(current.body))
 
-process.on('message', (message: { file: string, status: number, contentType: string }) => {
+process.on('message', (message: { file: string, status: number, contentType: string, headers: Record<string, string> }) => {
   readFile(message.file).then((body) => {
-    current = { body, status: message.status, contentType: message.contentType }
+    current = { body, status: message.status, contentType: message.contentType, headers: message.headers }
     process.send!({ serving: true })
   }, (error: Error) => process.send!({ error: error.message }))
 })

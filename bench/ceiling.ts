@@ -10,6 +10,26 @@ export interface CapturedReply {
   status: number
   contentType: string
   body: Buffer
+  /**
+   * The provider's other response headers (vary, etag, cache-control ...), sent as they are: the
+   * load generator's work per answer depends on them (three headers of the specifications answer
+   * halved autocannon's answers per second on one connection), so a ceiling without them would
+   * measure the client, not the provider.
+   */
+  headers?: Record<string, string>
+}
+
+/** Headers the ceiling's own server writes (framing, connection, date), never replayed. */
+const OWN_HEADERS = new Set(['content-type', 'content-length', 'transfer-encoding', 'date', 'connection', 'keep-alive'])
+
+/** The headers of a captured answer to replay: every one but those the server writes itself. */
+export function replayedHeaders (headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const replayed: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || OWN_HEADERS.has(name)) continue
+    replayed[name] = Array.isArray(value) ? value.join(', ') : value
+  }
+  return replayed
 }
 
 /** The parent's side of bench/ceiling-server.ts. */
@@ -57,7 +77,7 @@ export async function startFrameworkCeiling (scratchDir: string): Promise<Framew
     async serve (reply) {
       await writeFile(file, reply.body)
       const serving = ask((message) => message.serving === true)
-      child.process.send({ file, status: reply.status, contentType: reply.contentType })
+      child.process.send({ file, status: reply.status, contentType: reply.contentType, headers: reply.headers ?? {} })
       await serving
     },
     stop: () => stopChild(child)

@@ -1,6 +1,6 @@
 import { alternate, type Contender } from './alternate.js'
 import { capture, countEvents } from './capture.js'
-import type { FrameworkCeiling } from './ceiling.js'
+import { replayedHeaders, type FrameworkCeiling } from './ceiling.js'
 import { checkLarge, type LargeChecks } from './large-checks.js'
 import type { LoadOptions, LoadRequest } from './load.js'
 import { log } from './log.js'
@@ -73,7 +73,7 @@ export async function measureScenario (scenario: Scenario, setup: ScenarioSetup)
   }
   const contentType = String(answer.headers['content-type'] ?? 'application/json')
   const events = scenario.expectedStatus === 200 ? countEvents(answer.body) : undefined
-  await ceiling.serve({ status: answer.status, contentType, body: answer.body })
+  await ceiling.serve({ status: answer.status, contentType, body: answer.body, headers: replayedHeaders(answer.headers) })
   const ceilingRequest: LoadRequest = { ...request, url: ceiling.url + scenario.path }
   const ceilingAnswer = await capture(ceilingRequest)
   if (!ceilingAnswer.body.equals(answer.body) || ceilingAnswer.status !== answer.status) throw new Error(`${context}: the framework ceiling does not serve the provider's bytes`)
