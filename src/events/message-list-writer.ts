@@ -4,11 +4,8 @@ import { giveBackAnswerBuffer, lendAnswerBuffer } from './answer-buffers.js'
 
 const EMPTY = Buffer.alloc(0)
 
-/**
- * The size of the buffers a streamed answer's chunks are written into: a chunk is cut once it
- * passes 64 KiB (render-events-body.ts), so the event that passes it fits without growing.
- */
-const CHUNK_CAPACITY = 96 * 1024
+/** The size of the buffers a streamed answer's chunks are written into. */
+const CHUNK_CAPACITY = 64 * 1024
 
 /**
  * Builds the bytes of an answer: events a store handed over encoded are copied, others

@@ -10,11 +10,9 @@ const WHOLE_BODY_LIMIT = 256 * 1024
 
 /**
  * Streamed chunks stay small, so each lives and dies young instead of piling up until a full
- * collection: RSS stays flat while large answers are written. 64 KiB, not 32: on Node 24 the
- * turn and the write per chunk were most of a large answer's cost beside its events (large
- * answers 19–27% → 29% of the framework ceiling; small requests beside them kept their p99).
+ * collection: RSS stays flat while large answers are written.
  */
-const CHUNK_LIMIT = 64 * 1024
+const CHUNK_LIMIT = 32 * 1024
 
 /** A store's batches, read synchronously or not (streamRest awaits either). */
 type AnyIterator = Iterator<EventBatch> | AsyncIterator<EventBatch>
@@ -44,7 +42,7 @@ export interface RenderOptions {
  *
  * Batches a store hands over synchronously (the memory store's) are rendered without a promise
  * or a turn until the answer is known to stream: a small answer is a Buffer returned at once
- * (a promise per batch, and one turn per 32 KiB of output, were a tenth of a small answer's work and most
+ * (a promise per batch, and one turn per 32 KiB, were a tenth of a small answer's work and most
  * of a medium one's overhead). Asynchronous batches (InfluxDB's) give a turn every CHUNK_LIMIT.
  */
 export function renderEventsBody (batches: EventBatches, errors: readonly ItemError[], options: RenderOptions = {}): Buffer | Readable | Promise<Buffer | Readable> {
