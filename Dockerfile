@@ -23,4 +23,4 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The same node flags as `npm start` (package.json config.nodeFlags).
-CMD ["node", "--max-semi-space-size=32", "--expose-gc", "--external-memory-accounted-in-global-limit", "dist/src/server.js"]
+CMD ["node", "--max-semi-space-size=32", "--expose-gc", "dist/src/server.js"]

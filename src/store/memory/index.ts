@@ -6,6 +6,7 @@ import { demoDataDir, projectRoot } from '../../project-root.js'
 import { defineStore, type StoreLog } from '../store-descriptor.js'
 import { collectLoadGarbage } from './collect-load-garbage.js'
 import { demoCopyDaysBehind, makeDemoEventsCopy } from './demo-events-copy.js'
+import { countExternalMemoryInHeapLimit } from './external-memory-gc.js'
 import { loadMemoryEventStore } from './load-memory-store.js'
 import { MemoryEventWriter } from './memory-event-writer.js'
 
@@ -56,6 +57,8 @@ export const memoryStore = defineStore({
     : { eventsFile: env.EVENTS_FILE, seedFile: undefined },
   describe: (settings) => `the memory store's events file ${settings.eventsFile}`,
   async open (settings, { log }) {
+    // Before the load: the heap this store fills is what makes a full collection costly.
+    countExternalMemoryInHeapLimit()
     const started = performance.now()
     const file = await seeded(settings, log)
     const store = await loadMemoryEventStore(file, ({ lines, seconds }) => {
