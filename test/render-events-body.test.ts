@@ -14,10 +14,13 @@ const message = (i: number): Message => ({
   space_id: 's-1'
 })
 
-/** A store's batches of 1,000 events, recording whether its query was released (its finally ran). */
-function store (batches: number) {
+/**
+ * A store's batches of 1,000 events, recording whether its query was released (its finally ran):
+ * synchronous, as the memory store answers, or asynchronous, as InfluxDB does.
+ */
+function storeOf (batches: number) {
   const state = { released: false, batchesRead: 0 }
-  async function * source (): AsyncGenerator<EventBatch> {
+  function * source (): Generator<EventBatch> {
     try {
       for (let b = 0; b < batches; b++) {
         state.batchesRead++
@@ -27,7 +30,14 @@ function store (batches: number) {
       state.released = true
     }
   }
-  return { state, batches: source() }
+  return { state, source }
+}
+
+/** An asynchronous store (its generator's return reaches the synchronous one's finally). */
+function store (batches: number) {
+  const { state, source } = storeOf(batches)
+  async function * arriving (): AsyncGenerator<EventBatch> { yield * source() }
+  return { state, batches: arriving() }
 }
 
 t.test('a small answer is one buffer, and its query is finished', async (t) => {
@@ -98,17 +108,7 @@ t.test('a store failing mid-stream is reported once with what had been handed ou
 
 /** The same store, answering synchronously (as the memory store does). */
 function syncStore (batches: number) {
-  const state = { released: false, batchesRead: 0 }
-  function * source (): Generator<EventBatch> {
-    try {
-      for (let b = 0; b < batches; b++) {
-        state.batchesRead++
-        yield { messages: Array.from({ length: 1000 }, (_, i) => message(b * 1000 + i)) }
-      }
-    } finally {
-      state.released = true
-    }
-  }
+  const { state, source } = storeOf(batches)
   return { state, batches: { [Symbol.iterator]: () => source() } }
 }
 
