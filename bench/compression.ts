@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs'
-import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http'
-import type { Socket } from 'node:net'
+import type { IncomingHttpHeaders } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { capture, countEvents, type Captured } from './capture.js'
+import { runClosedLoop, type ClosedLoopCounts, type ClosedLoopTask } from './closed-loop.js'
 import { REQUEST_TIMEOUT_SEC, type LoadRequest } from './load.js'
 import { log } from './log.js'
 import type { Profile } from './options.js'
@@ -23,19 +23,8 @@ const MB = 1024 * 1024
 /** What zlib's Z_DEFAULT_COMPRESSION (-1) means: the level the provider compresses at (src/http/compressed-stream.ts). */
 const ZLIB_DEFAULT_LEVEL = 6
 
-/** What one round of one contender saw. */
-interface ReadRound {
-  durationSec: number
-  /** Of the answers read to the end, from sending the request to the last byte, in milliseconds. */
-  latenciesMs: number[]
-  /** Their bodies as received (content-coded, chunked framing removed). */
-  bodyBytes: number
-  /** Their bytes as read from the socket: status line, headers, chunked framing and body. */
-  wireBytes: number
-  statuses: Record<string, number>
-  /** Requests that failed, timeouts included. */
-  errors: number
-  timeouts: number
+/** What one round of one contender saw: its answers, and the CPU time spent on them. */
+interface ReadRound extends ClosedLoopCounts {
   /** CPU seconds of the provider's process during the round: every thread (zlib works on libuv's pool), and its main thread. */
   providerCpuSec: number
   providerMainCpuSec: number
@@ -43,12 +32,7 @@ interface ReadRound {
   readerCpuSec: number
 }
 
-interface ReadTask {
-  url: string
-  headers: Record<string, string>
-  connections: number
-  durationSec: number
-}
+type ReadTask = Omit<ClosedLoopTask, 'timeoutSec'>
 
 /**
  * CPU time (user + system) in seconds from a /proc stat file: of a whole process
@@ -70,78 +54,20 @@ function providerCpu (pid: number): { all: number, main: number } {
   return { all: cpuSecondsOf(`/proc/${pid}/stat`), main: cpuSecondsOf(`/proc/${pid}/task/${pid}/stat`) }
 }
 
-/**
- * Keeps task.connections requests in flight for task.durationSec, each on a kept-alive
- * connection, and reads every answer to its end. Answers still being read at the deadline are
- * abandoned and not counted (as autocannon and bench/large-reader.ts do).
- */
+/** One round: the answers read in a closed loop (bench/closed-loop.ts), with the CPU time of both sides up to its deadline. */
 async function readRound (task: ReadTask, providerPid: number): Promise<ReadRound> {
-  const agent = new Agent({ keepAlive: true, maxSockets: task.connections })
-  const round: ReadRound = { durationSec: 0, latenciesMs: [], bodyBytes: 0, wireBytes: 0, statuses: {}, errors: 0, timeouts: 0, providerCpuSec: 0, providerMainCpuSec: 0, readerCpuSec: 0 }
   const cpuBefore = { provider: providerCpu(providerPid), reader: process.cpuUsage() }
-  const started = performance.now()
-  const deadline = started + task.durationSec * 1000
-  let stopping = false
-
-  // One request; it always settles (never rejects), and stops counting once the round is over.
-  const once = async () => new Promise<void>((resolve) => {
-    const sent = performance.now()
-    let timedOut = false
-    let socket: Socket | undefined
-    let socketReadBefore = 0
-    const outgoing = httpRequest(task.url, { agent, headers: task.headers }, (response) => {
-      let body = 0
-      response.on('data', (chunk: Buffer) => { body += chunk.length })
-      response.on('end', () => {
-        if (!stopping) {
-          round.latenciesMs.push(performance.now() - sent)
-          round.bodyBytes += body
-          // One request at a time on a connection: what it read since this request got it is this answer.
-          round.wireBytes += (socket?.bytesRead ?? 0) - socketReadBefore
-          const status = String(response.statusCode ?? 0)
-          round.statuses[status] = (round.statuses[status] ?? 0) + 1
-        }
-        resolve()
-      })
-      response.on('error', () => {})
-    })
-    outgoing.on('socket', (assigned: Socket) => {
-      socket = assigned
-      socketReadBefore = assigned.bytesRead
-    })
-    outgoing.setTimeout(REQUEST_TIMEOUT_SEC * 1000, () => {
-      timedOut = true
-      outgoing.destroy(new Error('timed out'))
-    })
-    outgoing.on('error', () => {
-      if (!stopping) {
-        round.errors++
-        if (timedOut) round.timeouts++
-      }
-      resolve()
-    })
-    outgoing.on('close', () => resolve())
-    outgoing.end()
-  })
-
-  const loop = async () => {
-    while (performance.now() < deadline) {
-      await once()
-      if (stopping) break
+  const cpu = { providerCpuSec: 0, providerMainCpuSec: 0, readerCpuSec: 0 }
+  const counts = await runClosedLoop({ ...task, timeoutSec: REQUEST_TIMEOUT_SEC }, {
+    onDeadline: () => {
+      const reader = process.cpuUsage(cpuBefore.reader)
+      const provider = providerCpu(providerPid)
+      cpu.readerCpuSec = (reader.user + reader.system) / 1e6
+      cpu.providerCpuSec = provider.all - cpuBefore.provider.all
+      cpu.providerMainCpuSec = provider.main - cpuBefore.provider.main
     }
-  }
-  const loops = Array.from({ length: task.connections }, loop)
-  while (performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, Math.max(1, deadline - performance.now())))
-  stopping = true
-  round.durationSec = (performance.now() - started) / 1000
-  const reader = process.cpuUsage(cpuBefore.reader)
-  round.readerCpuSec = (reader.user + reader.system) / 1e6
-  const provider = providerCpu(providerPid)
-  round.providerCpuSec = provider.all - cpuBefore.provider.all
-  round.providerMainCpuSec = provider.main - cpuBefore.provider.main
-  agent.destroy()
-  await Promise.all(loops)
-  return round
+  })
+  return { ...counts, ...cpu }
 }
 
 /** One contender over all its rounds. */
