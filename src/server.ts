@@ -4,8 +4,11 @@ import { buildApp } from './app.js'
 import { runClusterPrimary } from './cluster-primary.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { DataFileError } from './data/data-file-error.js'
+import { keepNextTickShape } from './runtime/next-tick-shape.js'
 
 async function start (): Promise<void> {
+  // Before anything runs a full collection (the memory store runs one after loading).
+  await keepNextTickShape()
   let config
   try {
     config = loadConfig()
