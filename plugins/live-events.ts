@@ -12,7 +12,6 @@ import { LocalBus } from '../src/live/local-bus.js'
 import { MqttPublisher } from '../src/live/mqtt-publisher.js'
 import { StreamSubscribers } from '../src/live/stream-subscribers.js'
 import type { IngestEvent, WriteOutcome } from '../src/store/event-writer.js'
-import { encodeMessage } from '../src/store/message-json.js'
 
 /** The live side of the provider: ingest into the store, and push to stream subscribers and MQTT. */
 export interface LiveEvents {
@@ -39,6 +38,13 @@ declare module 'fastify' {
 export interface LiveEventsOptions {
   stream: StreamSettings
   mqtt: MqttSettings | undefined
+}
+
+/** An ingest waiting for its group's write. */
+interface PendingIngest {
+  events: readonly IngestEvent[]
+  resolve: (outcome: WriteOutcome) => void
+  reject: (error: unknown) => void
 }
 
 /** The variable a cluster's primary passes its log id to its workers in (not configuration). */
@@ -94,17 +100,51 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     gauge('mqtt_dropped_events', 'Events dropped since start because more than MQTT_QUEUE_MAX waited for the broker', () => status()?.dropped)
   }
 
+  /**
+   * Ingests waiting for the write lock, in arrival order. They take it together, as one group:
+   * the store gets each of them in the same turn (the memory store then makes them durable with
+   * one append and one flush), and their events are published in that order. One lock and one
+   * flush per batch left the provider waiting on the disk while batches queued behind it.
+   */
+  let waiting: PendingIngest[] = []
+  let draining = false
+  const writeGroup = async (group: readonly PendingIngest[]): Promise<void> => {
+    for (const { events } of group) for (const { event } of events) beingWritten.add(event.message.message_id)
+    try {
+      const outcomes = await Promise.allSettled(group.map(({ events }) => fastify.events.write(events)))
+      for (const settled of outcomes) {
+        if (settled.status === 'fulfilled') bus.publish(settled.value.stored.map(({ event, json }) => ({ message: event.message, json })))
+      }
+      outcomes.forEach((settled, i) => {
+        if (settled.status === 'fulfilled') group[i]!.resolve(settled.value)
+        else group[i]!.reject(settled.reason)
+      })
+    } finally {
+      for (const { events } of group) for (const { event } of events) beingWritten.delete(event.message.message_id)
+    }
+  }
+  const drain = async (): Promise<void> => {
+    while (waiting.length > 0) {
+      const group = waiting
+      waiting = []
+      try {
+        await bus.exclusive(() => writeGroup(group))
+      } catch (error) {
+        // The lock itself failed (a cluster's primary gone): no write was made.
+        for (const pending of group) pending.reject(error)
+      }
+    }
+    draining = false
+  }
+
   fastify.decorate('live', {
     log,
     streams,
-    ingest: (events: readonly IngestEvent[]) => bus.exclusive(async () => {
-      for (const { event } of events) beingWritten.add(event.message.message_id)
-      try {
-        const outcome = await fastify.events.write(events)
-        bus.publish(outcome.stored.map(({ message }) => ({ message, json: encodeMessage(message) })))
-        return outcome
-      } finally {
-        for (const { event } of events) beingWritten.delete(event.message.message_id)
+    ingest: (events: readonly IngestEvent[]) => new Promise<WriteOutcome>((resolve, reject) => {
+      waiting.push({ events, resolve, reject })
+      if (!draining) {
+        draining = true
+        drain().catch((error: unknown) => { fastify.log.error({ err: error }, 'the ingest queue failed') })
       }
     }),
     isBeingWritten: (messageId: string) => beingWritten.has(messageId),

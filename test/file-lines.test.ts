@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { forEachLine } from '../src/data/file-lines.js'
+import { forEachLine, lineText } from '../src/data/file-lines.js'
 
 async function readlineLines (file: string): Promise<string[]> {
   const lines: string[] = []
@@ -14,7 +14,7 @@ async function readlineLines (file: string): Promise<string[]> {
 
 async function chunkedLines (file: string, chunkBytes?: number): Promise<Array<[string, number]>> {
   const lines: Array<[string, number]> = []
-  await forEachLine(file, (text, line) => lines.push([text, line]), chunkBytes)
+  await forEachLine(file, (line, bytes, start, end) => lines.push([lineText(bytes, start, end), line]), chunkBytes)
   return lines
 }
 

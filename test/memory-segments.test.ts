@@ -1,6 +1,6 @@
 import t from 'tap'
 import { join } from 'node:path'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import type { Message } from '../schemas/message.js'
 import type { StoredEvent } from '../src/data/event-lines.js'
 import type { EventBatch } from '../src/store/event-store.js'
@@ -12,6 +12,8 @@ const stored = (id: string, ms: number, device = 'd1'): StoredEvent => ({
   epochMs: T0 + ms,
   message: { message_id: id, message_code: 'C', message_category: 'alert', date_time: new Date(T0 + ms).toISOString(), device_id: device, space_id: 's1' }
 })
+
+const ingest = (event: StoredEvent, line: number) => ({ event, line, json: encodeMessage(event.message) })
 
 async function answer (store: MemoryEventStore, query = { startMs: T0, endMs: T0 + 10_000_000, entities: undefined }): Promise<{ ids: string[], json: string[], batches: EventBatch[] }> {
   const batches: EventBatch[] = []
@@ -27,9 +29,9 @@ t.test('ingested events are served merged with the loaded ones, in order, with t
   const file = join(t.testdir(), 'events.ndjson')
   writeFileSync(file, '')
   const store = new MemoryEventStore([stored('a', 0), stored('c', 2000), stored('e', 4000)], file)
-  const outcome = await store.writeEvents([stored('b', 1000), stored('d', 3000), stored('f', 5000), stored('c2', 2000)].map((event, i) => ({ event, line: i + 1 })))
+  const outcome = await store.writeEvents([stored('b', 1000), stored('d', 3000), stored('f', 5000), stored('c2', 2000)].map((event, i) => ingest(event, i + 1)))
   t.equal(outcome.written, 4)
-  t.same(outcome.stored.map((event) => event.message.message_id), ['b', 'd', 'f', 'c2'])
+  t.same(outcome.stored.map(({ event }) => event.message.message_id), ['b', 'd', 'f', 'c2'])
   const { ids, json } = await answer(store)
   t.same(ids, ['a', 'b', 'c', 'c2', 'd', 'e', 'f'])
   t.same(json, ids.map((id) => json.find((text) => text.includes(`"${id}"`))), 'each event its own bytes')
@@ -40,7 +42,7 @@ t.test('many small ingests merge into few segments, and answers stay whole and o
   const file = join(t.testdir(), 'events.ndjson')
   writeFileSync(file, '')
   const store = new MemoryEventStore([stored('base', 0)], file)
-  for (let i = 0; i < 200; i++) await store.writeEvents([{ event: stored(`n${String(i).padStart(3, '0')}`, 1000 + i), line: 1 }])
+  for (let i = 0; i < 200; i++) await store.writeEvents([ingest(stored(`n${String(i).padStart(3, '0')}`, 1000 + i), 1)])
   t.ok(store.segmentCount <= 10, `${store.segmentCount} segments for 201 ingests`)
   const { ids } = await answer(store)
   t.equal(ids.length, 201)
@@ -54,4 +56,29 @@ t.test('events another worker wrote are taken in once', async (t) => {
   store.takeWrittenElsewhere([stored('b', 1000), stored('a', 0)])
   store.takeWrittenElsewhere([stored('b', 1000)])
   t.same((await answer(store)).ids, ['a', 'b'])
+})
+
+t.test('writes made together (one group commit): each judged after the ones before it, each with its own outcome, all in the file', async (t) => {
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const store = new MemoryEventStore([stored('a', 0)], file)
+  const first = store.writeEvents([ingest(stored('b', 1000), 1), ingest(stored('c', 2000), 2)])
+  const second = store.writeEvents([ingest(stored('b', 1000), 1), ingest(stored('c', 2500), 2), ingest(stored('d', 3000), 3)])
+  const [one, two] = await Promise.all([first, second])
+  t.same([one.written, one.unchanged, one.refused], [2, 0, []])
+  t.same([two.written, two.unchanged, two.refused.map(({ line }) => line)], [1, 1, [2]], 'the second call sees the first call\'s events')
+  t.same(two.stored.map(({ event }) => event.message.message_id), ['d'])
+  t.same(readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line).message_id), ['b', 'c', 'd'])
+  const { ids } = await answer(store)
+  t.same(ids, ['a', 'b', 'c', 'd'])
+})
+
+t.test('a group whose append fails fails every call of it, and none of its events is served', async (t) => {
+  const dir = t.testdir()
+  // A directory where the file should be: the append cannot open it.
+  const store = new MemoryEventStore([stored('a', 0)], dir)
+  const calls = [store.writeEvents([ingest(stored('b', 1000), 1)]), store.writeEvents([ingest(stored('c', 2000), 1)])]
+  const settled = await Promise.allSettled(calls)
+  t.same(settled.map(({ status }) => status), ['rejected', 'rejected'])
+  t.same((await answer(store)).ids, ['a'])
 })

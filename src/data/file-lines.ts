@@ -7,10 +7,16 @@ const LF = 0x0a
 const CR = 0x0d
 
 /**
- * A line's text and 1-based number, and where its bytes are: `bytes` from `start` to `end`, valid
- * during the call only (the buffer is reused for the next chunk).
+ * A line's 1-based number, and where its bytes are: `bytes` from `start` to `end`, valid during
+ * the call only (the buffer is reused for the next chunk). Its text is the handler's to decode
+ * (lineText), when it needs it: a line read from its bytes needs none.
  */
-export type LineHandler = (text: string, line: number, bytes: Buffer, start: number, end: number) => void
+export type LineHandler = (line: number, bytes: Buffer, start: number, end: number) => void
+
+/** A line's text (UTF-8; an invalid sequence becomes U+FFFD). */
+export function lineText (bytes: Buffer, start: number, end: number): string {
+  return bytes.toString('utf8', start, end)
+}
 
 /**
  * Calls onLine for every line of a UTF-8 text file, with its 1-based number, as node:readline
@@ -46,18 +52,18 @@ export async function forEachLine (file: string, onLine: LineHandler, chunkBytes
         if (cr !== -1 && (lf === -1 || cr < lf)) {
           // A \r ends the line, with the \n after it if there is one: undecided until the next chunk.
           if (cr + 1 === end && !atEnd) break
-          onLine(view.toString('utf8', start, cr), ++line, view, start, cr)
+          onLine(++line, view, start, cr)
           start = cr + 1 < end && view[cr + 1] === LF ? cr + 2 : cr + 1
           cr = view.indexOf(CR, start)
           continue
         }
         if (lf === -1) break
-        onLine(view.toString('utf8', start, lf), ++line, view, start, lf)
+        onLine(++line, view, start, lf)
         start = lf + 1
       }
       if (atEnd) {
         // What is left is a last line without an end.
-        if (start < end) onLine(view.toString('utf8', start, end), ++line, view, start, end)
+        if (start < end) onLine(++line, view, start, end)
         return
       }
       kept = end - start

@@ -1,24 +1,38 @@
 import { parseEventLine, type EventLine } from '../data/event-lines.js'
+import { scanWireLine } from '../data/wire-line.js'
+
+const LF = 0x0a
+const CR = 0x0d
 
 /**
  * The events of an NDJSON body, one per line (blank lines skipped), each checked as `npm run
  * ingest` checks a line; undefined when the body is not NDJSON at all: it has lines, and not one
- * of them is JSON.
+ * of them is JSON. Read from the bytes: a line already in wire form (what the provider's own
+ * tools and most producers post) is scanned as it is (wire-line.ts), with its text as its JSON;
+ * any other is decoded and read the thorough way. A line break never falls inside a UTF-8
+ * sequence, so decoding line by line reads what decoding the whole body would.
  */
-export function ndjsonEvents (text: string): EventLine[] | undefined {
+export function ndjsonEvents (body: Buffer): EventLine[] | undefined {
   const lines: EventLine[] = []
   let anyJson = false
   let line = 0
   let from = 0
-  while (from <= text.length) {
-    let to = text.indexOf('\n', from)
-    if (to === -1) to = text.length
+  const length = body.length
+  while (from <= length) {
+    let to = body.indexOf(LF, from)
+    if (to === -1) to = length
     line++
-    const content = text.charCodeAt(to - 1) === 13 ? text.slice(from, to - 1) : text.slice(from, to)
-    const parsed = parseEventLine(content, line)
-    if (parsed !== undefined) {
-      lines.push(parsed)
-      if (!('problem' in parsed) || !parsed.problem.startsWith('invalid JSON')) anyJson = true
+    const end = to > from && body[to - 1] === CR ? to - 1 : to
+    const wire = scanWireLine(body, from, end)
+    if (wire !== undefined) {
+      lines.push({ line, event: wire, json: body.toString('latin1', from, end) })
+      anyJson = true
+    } else {
+      const parsed = parseEventLine(body.toString('utf8', from, end), line)
+      if (parsed !== undefined) {
+        lines.push(parsed)
+        if (!('problem' in parsed) || !parsed.problem.startsWith('invalid JSON')) anyJson = true
+      }
     }
     from = to + 1
   }

@@ -38,7 +38,7 @@ export async function ingestFile (file: string, writer: EventWriter, options: In
       summary.refused.push({ line: parsed.line, reason: parsed.problem })
       continue
     }
-    batch.push({ event: parsed.event, line: parsed.line })
+    batch.push({ event: parsed.event, line: parsed.line, json: parsed.json })
     if (batch.length >= batchSize) await flush()
   }
   await flush()

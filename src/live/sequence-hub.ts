@@ -1,5 +1,4 @@
 import { parseEventLine } from '../data/event-lines.js'
-import { encodeMessage } from '../store/message-json.js'
 import type { AcceptedEvent, BrokerStatus } from './live-bus.js'
 import type { MqttPublisher } from './mqtt-publisher.js'
 
@@ -33,8 +32,7 @@ export class SequenceHub {
         onBadPayload(topic)
         return
       }
-      const { message } = parsed.event
-      this.#accept([{ message, json: encodeMessage(message) }], 'another-provider')
+      this.#accept([{ message: parsed.event.message, json: parsed.json }], 'another-provider')
     })
   }
 

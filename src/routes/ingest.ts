@@ -22,7 +22,8 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
   const ingested = new Counter({ name: 'events_ingested_total', help: 'Lines posted to /ingest/events, by outcome (written, unchanged, refused)', labelNames: ['outcome'] as const, registers: [fastify.metrics] })
 
   fastify.removeAllContentTypeParsers()
-  fastify.addContentTypeParser([NDJSON_CONTENT_TYPE, 'application/json'], { parseAs: 'string', bodyLimit: options.maxBytes }, (_request, body, done) => {
+  // Bytes: NDJSON lines in wire form are read from them without being decoded (ingest-body.ts).
+  fastify.addContentTypeParser([NDJSON_CONTENT_TYPE, 'application/json'], { parseAs: 'buffer', bodyLimit: options.maxBytes }, (_request, body, done) => {
     done(null, body)
   })
 
@@ -46,8 +47,8 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
     const coding = request.headers['content-encoding']
     // Bodies are taken as they are: a compressed one is another media type to this endpoint.
     if (type === undefined || (coding !== undefined && coding.toLowerCase() !== 'identity')) return sendError(reply, 'unsupported_media_type')
-    const text = typeof request.body === 'string' ? request.body : ''
-    const lines = type.toLowerCase().startsWith(NDJSON_CONTENT_TYPE) ? ndjsonEvents(text) : jsonArrayEvents(text)
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+    const lines = type.toLowerCase().startsWith(NDJSON_CONTENT_TYPE) ? ndjsonEvents(body) : jsonArrayEvents(body.toString('utf8'))
     if (lines === undefined) return sendError(reply, 'invalid_body')
     const { events, refused } = servableEvents(lines, fastify.entityRegistry)
     const outcome = events.length === 0
@@ -76,7 +77,7 @@ function servableEvents (lines: readonly EventLine[], registry: EntityRegistry):
     }
     const { message } = parsed.event
     if (registry.knowsEntityOf(message)) {
-      events.push({ event: parsed.event, line: parsed.line })
+      events.push({ event: parsed.event, line: parsed.line, json: parsed.json })
     } else {
       // It could never be served: refused rather than stored out of sight.
       const entity = message.device_id !== undefined ? `device ${JSON.stringify(message.device_id)}` : `space ${JSON.stringify(message.space_id)}`

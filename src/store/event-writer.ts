@@ -4,6 +4,12 @@ import type { StoredEvent } from '../data/event-lines.js'
 export interface IngestEvent {
   event: StoredEvent
   line: number
+  /**
+   * The event's wire JSON (what encodeMessage writes), made once when the line was read: the
+   * line's own text when it already is (scanWireLine). Stores append it, index it and publish it
+   * as it is, instead of serialising the event again.
+   */
+  json: string
 }
 
 export interface IngestRefusal {
@@ -19,7 +25,7 @@ export interface WriteOutcome {
   /** Events not stored, with why (a message_id already stored for a different event). */
   refused: IngestRefusal[]
   /** The events stored by this call (`written` of them), for the live channels. */
-  stored: StoredEvent[]
+  stored: IngestEvent[]
 }
 
 /** What `npm run ingest` writes through; each store that can be ingested into implements it. */

@@ -129,7 +129,8 @@ export class InfluxEventWriter implements EventWriter {
     const indexLines: string[] = []
     const written: IngestEvent[] = []
     let repaired = 0
-    for (const { event, line } of events) {
+    for (const ingest of events) {
+      const { event, line } = ingest
       const { message, epochMs } = event
       const key = seriesKeyOf(message) + '@' + epochMs
       const storedAt = stored.get(message.message_id)
@@ -149,7 +150,7 @@ export class InfluxEventWriter implements EventWriter {
       while (slots.has(slot)) slot = (slot + 1) % SLOTS_PER_MS
       slots.set(slot, message.message_id)
       stored.set(message.message_id, { key, slot })
-      written.push({ event, line })
+      written.push(ingest)
       eventLines.push(toLineProtocol(this.#measurement, message, epochMs, slot))
       indexLines.push(toIndexLine(this.#measurement, message, epochMs, slot))
     }
@@ -157,7 +158,7 @@ export class InfluxEventWriter implements EventWriter {
       const chunk = eventLines.slice(i, i + WRITE_BATCH)
       await this.#backend.write(chunk)
       outcome.written += chunk.length
-      for (const { event } of written.slice(i, i + WRITE_BATCH)) outcome.stored.push(event)
+      for (const ingest of written.slice(i, i + WRITE_BATCH)) outcome.stored.push(ingest)
     }
     for (let i = 0; i < indexLines.length; i += WRITE_BATCH) await this.#backend.write(indexLines.slice(i, i + WRITE_BATCH))
     outcome.unchanged += repaired

@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises'
 import { DataFileError } from '../../data/data-file-error.js'
-import { parseEventLine, parseWireLine } from '../../data/event-lines.js'
-import { forEachLine } from '../../data/file-lines.js'
-import { encodeMessage } from '../message-json.js'
+import { parseEventLine } from '../../data/event-lines.js'
+import { forEachLine, lineText } from '../../data/file-lines.js'
+import { scanWireLine } from '../../data/wire-line.js'
 import { MemoryEventStore } from './memory-event-store.js'
 import { SegmentBuilder, type LineBytes } from './segment-builder.js'
 
@@ -28,22 +28,22 @@ export async function loadMemoryEventStore (file: string, onProgress?: (progress
     builder = new SegmentBuilder((await stat(file)).size)
     // One object for every line's bytes (where they are changes, not the object).
     const lineBytes: LineBytes = { bytes: Buffer.alloc(0), start: 0, end: 0 }
-    await forEachLine(file, (text, line, bytes, start, end) => {
+    await forEachLine(file, (line, bytes, start, end) => {
       if (line % progressEvery === 0) onProgress?.({ lines: line, seconds: (performance.now() - started) / 1000 })
-      // A line in wire form (the usual case) is taken as it is; any other is read the thorough
-      // way, which also says what is wrong with a bad one.
-      const wireLine = parseWireLine(text)
+      // A line in wire form (the usual case) is read from its bytes and kept as they are; any
+      // other is read the thorough way, which also says what is wrong with a bad one.
+      const wire = scanWireLine(bytes, start, end)
       let problem: string | undefined
-      if (wireLine !== undefined) {
+      if (wire !== undefined) {
         lineBytes.bytes = bytes
         lineBytes.start = start
         lineBytes.end = end
-        problem = builder.add(wireLine.event.message, wireLine.event.epochMs, wireLine.wire, line, lineBytes)
+        problem = builder.add(wire.message, wire.epochMs, lineBytes, line)
       } else {
-        const parsed = parseEventLine(text, line)
+        const parsed = parseEventLine(lineText(bytes, start, end), line)
         if (parsed === undefined) return
         if ('problem' in parsed) throw new DataFileError(file, `line ${line}`, parsed.problem)
-        problem = builder.add(parsed.event.message, parsed.event.epochMs, encodeMessage(parsed.event.message), line)
+        problem = builder.add(parsed.event.message, parsed.event.epochMs, parsed.json, line)
       }
       if (problem !== undefined) throw new DataFileError(file, `line ${line}`, problem)
     })

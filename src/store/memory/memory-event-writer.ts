@@ -39,14 +39,14 @@ export class MemoryEventWriter implements EventWriter {
   async writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
     const outcome: WriteOutcome = { written: 0, unchanged: 0, refused: [], stored: [] }
     let text = ''
-    for (const { event, line } of events) {
-      const { message } = event
+    for (const ingest of events) {
+      const { event: { message }, line } = ingest
       const known = this.#known.get(message.message_id)
       if (known === undefined) {
         this.#known.set(message.message_id, message)
-        text += JSON.stringify(message) + '\n'
+        text += ingest.json + '\n'
         outcome.written++
-        outcome.stored.push(event)
+        outcome.stored.push(ingest)
       } else if (sameEvent(known, normalized(known, message))) {
         outcome.unchanged++
       } else {

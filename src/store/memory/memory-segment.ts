@@ -16,6 +16,12 @@ export interface SegmentParts {
   offsets: Uint32Array
   /** The message_id index, when its maker already has it (positions in this order). */
   byMessageId?: Map<string, number>
+  /**
+   * Build the indexes when a query first needs them, not now: for an ingest's segments, most of
+   * which are merged into larger ones before any query reads them (indexing every new and every
+   * merged segment at once was a sixth of an ingest's time).
+   */
+  lazyIndexes?: boolean
 }
 
 /** Whether event i of a comes before event j of b in answer order. */
@@ -42,9 +48,10 @@ export class MemorySegment {
   /** Every message's wire JSON, in one buffer, handed over with the answers. */
   readonly #json: Buffer
   readonly #jsonOffsets: Uint32Array
-  readonly #byDevice = new Map<string, Uint32Array>()
-  readonly #bySpace = new Map<string, Uint32Array>()
-  readonly #byMessageId: Map<string, number>
+  /** The device and space indexes, and the message_id index; undefined until built (SegmentParts.lazyIndexes). */
+  #byDevice: Map<string, Uint32Array> | undefined
+  #bySpace: Map<string, Uint32Array> | undefined
+  #byMessageIdIndex: Map<string, number> | undefined
 
   /**
    * Every event is kept, also those of entities the registry does not list (yet): which entities
@@ -57,11 +64,10 @@ export class MemorySegment {
       this.#times = merged.times
       this.#json = merged.json
       this.#jsonOffsets = merged.offsets
-      this.#byMessageId = merged.byMessageId ?? new Map()
-      this.#index(merged.byMessageId === undefined)
+      this.#byMessageIdIndex = merged.byMessageId
+      if (merged.lazyIndexes !== true) this.#index()
       return
     }
-    this.#byMessageId = new Map()
     const all: StoredEvent[] = []
     for (const event of events) {
       const message = event.message
@@ -79,7 +85,45 @@ export class MemorySegment {
     const encoded = encodeMessageList(this.#messages)
     this.#json = encoded.bytes
     this.#jsonOffsets = encoded.offsets
-    this.#index(true)
+    this.#index()
+  }
+
+  /**
+   * A segment of events whose wire JSON is already made (an ingest's: see IngestEvent.json), in
+   * answer order, without encoding them again: their texts as they are, sorted only when they do
+   * not come in order already (a live ingest's usually do).
+   */
+  static fromEncoded (events: ReadonlyArray<{ readonly event: StoredEvent, readonly json: string }>): MemorySegment {
+    let ordered = events
+    for (let i = 1; i < events.length; i++) {
+      if (byTimeThenId(events[i - 1]!.event, events[i]!.event) > 0) {
+        ordered = [...events].sort((a, b) => byTimeThenId(a.event, b.event))
+        break
+      }
+    }
+    const count = ordered.length
+    const messages: Message[] = new Array(count)
+    const times = new Float64Array(count)
+    const offsets = new Uint32Array(count + 1)
+    let text = ''
+    for (let i = 0; i < count; i++) {
+      const { event, json } = ordered[i]!
+      const message = event.message
+      message.message_code = intern(message.message_code)
+      message.message_category = message.message_category === 'alert' ? 'alert' : 'notification'
+      if (message.device_id !== undefined) message.device_id = intern(message.device_id)
+      if (message.space_id !== undefined) message.space_id = intern(message.space_id)
+      messages[i] = message
+      times[i] = event.epochMs
+      offsets[i + 1] = offsets[i]! + json.length
+      text += json
+    }
+    const json = Buffer.from(text)
+    // Not ASCII: the offsets counted characters, count bytes instead.
+    if (json.length !== text.length) {
+      for (let i = 0; i < count; i++) offsets[i + 1] = offsets[i]! + Buffer.byteLength(ordered[i]!.json)
+    }
+    return new MemorySegment([], { messages, times, json, offsets, lazyIndexes: true })
   }
 
   /**
@@ -117,25 +161,41 @@ export class MemorySegment {
       while (j < b.size && (i >= a.size || !comesFirst(a, i, b, j))) j++
       if (j > otherStart) take(b, otherStart, j)
     }
-    return new MemorySegment([], { messages, times, json, offsets })
+    return new MemorySegment([], { messages, times, json, offsets, lazyIndexes: a.#byDevice === undefined || b.#byDevice === undefined })
   }
 
   /** The device and space indexes of the events in order, and the message_id index unless given. */
-  #index (withMessageIds: boolean): void {
-    const byDevice = new Map<string, number[]>()
-    const bySpace = new Map<string, number[]>()
+  #index (): { byDevice: Map<string, Uint32Array>, bySpace: Map<string, Uint32Array>, byMessageId: Map<string, number> } {
+    const byDeviceLists = new Map<string, number[]>()
+    const bySpaceLists = new Map<string, number[]>()
+    const byMessageId = this.#byMessageIdIndex ?? new Map<string, number>()
+    const withMessageIds = this.#byMessageIdIndex === undefined
     const append = (map: Map<string, number[]>, key: string, position: number) => {
       const list = map.get(key)
       if (list === undefined) map.set(key, [position])
       else list.push(position)
     }
     this.#messages.forEach(({ device_id: deviceId, space_id: spaceId, message_id: messageId }, position) => {
-      if (deviceId !== undefined) append(byDevice, deviceId, position)
-      if (spaceId !== undefined) append(bySpace, spaceId, position)
-      if (withMessageIds) this.#byMessageId.set(messageId, position)
+      if (deviceId !== undefined) append(byDeviceLists, deviceId, position)
+      if (spaceId !== undefined) append(bySpaceLists, spaceId, position)
+      if (withMessageIds) byMessageId.set(messageId, position)
     })
-    for (const [id, list] of byDevice) this.#byDevice.set(id, Uint32Array.from(list))
-    for (const [id, list] of bySpace) this.#bySpace.set(id, Uint32Array.from(list))
+    const byDevice = new Map<string, Uint32Array>()
+    const bySpace = new Map<string, Uint32Array>()
+    for (const [id, list] of byDeviceLists) byDevice.set(id, Uint32Array.from(list))
+    for (const [id, list] of bySpaceLists) bySpace.set(id, Uint32Array.from(list))
+    this.#byDevice = byDevice
+    this.#bySpace = bySpace
+    this.#byMessageIdIndex = byMessageId
+    return { byDevice, bySpace, byMessageId }
+  }
+
+  /** The indexes, built first if they are not yet. */
+  #indexes (): { byDevice: Map<string, Uint32Array>, bySpace: Map<string, Uint32Array>, byMessageId: Map<string, number> } {
+    if (this.#byDevice !== undefined && this.#bySpace !== undefined && this.#byMessageIdIndex !== undefined) {
+      return { byDevice: this.#byDevice, bySpace: this.#bySpace, byMessageId: this.#byMessageIdIndex }
+    }
+    return this.#index()
   }
 
   get size (): number {
@@ -156,7 +216,7 @@ export class MemorySegment {
 
   /** The event stored with this message_id, if any. */
   messageWithId (messageId: string): Message | undefined {
-    const position = this.#byMessageId.get(messageId)
+    const position = this.#indexes().byMessageId.get(messageId)
     return position === undefined ? undefined : this.#messages[position]
   }
 
@@ -222,16 +282,18 @@ export class MemorySegment {
     const times = this.#times
     if (messageIds !== undefined) {
       const found: number[] = []
+      const { byMessageId } = this.#indexes()
       for (const id of messageIds) {
-        const position = this.#byMessageId.get(id)
+        const position = byMessageId.get(id)
         if (position !== undefined && times[position]! >= startMs && times[position]! < endMs) found.push(position)
       }
       return { positions: found.sort((a, b) => a - b), ofSelectedEntities: entities === undefined }
     }
     if (entities === undefined) return { positions: this.#window(startMs, endMs), ofSelectedEntities: true }
+    const { byDevice, bySpace } = this.#indexes()
     const indexes = [
-      ...[...entities.deviceIds].map((id) => this.#byDevice.get(id) ?? NO_POSITIONS),
-      ...[...entities.spaceIds].map((id) => this.#bySpace.get(id) ?? NO_POSITIONS)
+      ...[...entities.deviceIds].map((id) => byDevice.get(id) ?? NO_POSITIONS),
+      ...[...entities.spaceIds].map((id) => bySpace.get(id) ?? NO_POSITIONS)
     ].filter((positions) => positions.length > 0)
     if (indexes.length === 0) return { positions: [], ofSelectedEntities: true }
     const windows = indexes.map((positions) => ({ positions, from: this.#lowerBoundIn(positions, startMs), to: this.#lowerBoundIn(positions, endMs) }))

@@ -4,7 +4,7 @@ import { intern } from '../../data/intern.js'
 import { compareMessageIds } from '../event-order.js'
 import { MemorySegment } from './memory-segment.js'
 
-/** Where a line's bytes are (see forEachLine). */
+/** Where an event's wire JSON is, as bytes: a line that is already in wire form (see scanWireLine). */
 export interface LineBytes {
   bytes: Buffer
   start: number
@@ -38,10 +38,11 @@ export class SegmentBuilder {
   }
 
   /**
-   * Adds an event, with its wire JSON and the line it came from. The same message_id again with
-   * the same fields is the same event, kept once; with other fields, the problem is returned.
+   * Adds an event, with its wire JSON (its text, or where its bytes are) and the line it came
+   * from. The same message_id again with the same fields is the same event, kept once; with
+   * other fields, the problem is returned.
    */
-  add (message: Message, epochMs: number, wire: string, line: number, wireBytes?: LineBytes): string | undefined {
+  add (message: Message, epochMs: number, wire: string | LineBytes, line: number): string | undefined {
     const messages = this.#messages
     const id = message.message_id
     const earlier = this.#byMessageId.get(id)
@@ -63,14 +64,12 @@ export class SegmentBuilder {
     this.#byMessageId.set(id, position)
     this.#times[position] = epochMs
     this.#lines[position] = line
-    if (this.#length + wire.length * 3 > this.#json.length) this.#growJson(this.#length + wire.length * 3)
-    // The line's own bytes when they are its text's encoding: one byte per character and no
-    // U+FFFD (which an invalid byte would have become) means ASCII. A copy is cheaper than encoding.
-    if (wireBytes !== undefined && wireBytes.end - wireBytes.start === wire.length && !wire.includes('\uFFFD')) {
-      this.#length += wireBytes.bytes.copy(this.#json, this.#length, wireBytes.start, wireBytes.end)
-    } else {
-      this.#length += this.#json.write(wire, this.#length)
-    }
+    const room = typeof wire === 'string' ? wire.length * 3 : wire.end - wire.start
+    if (this.#length + room > this.#json.length) this.#growJson(this.#length + room)
+    // Bytes that are already the wire JSON are copied: cheaper than encoding a text.
+    this.#length += typeof wire === 'string'
+      ? this.#json.write(wire, this.#length)
+      : wire.bytes.copy(this.#json, this.#length, wire.start, wire.end)
     this.#offsets[position + 1] = this.#length
     return undefined
   }

@@ -1,0 +1,240 @@
+import type { Message } from '../../schemas/message.js'
+import type { StoredEvent } from './event-lines.js'
+import { DAY_MS, EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../time/rfc3339.js'
+import { intern } from './intern.js'
+
+/**
+ * An event line read from its bytes when it is already the wire JSON the stores write, byte for
+ * byte, in its plainest form: printable ASCII, no escape, the keys in wire order, no spaces, a UTC
+ * date_time with milliseconds. Every line the provider, its generator, its simulator and the
+ * benchmark write has that form, so ingests and loads take this way; anything else (another
+ * order, spaces, escapes, non-ASCII, a bad value) is left to the general way (event-lines.ts),
+ * which also says what is wrong with a bad line.
+ *
+ * Why bytes: JSON.parse of a 180-byte line, then the schema check and the comparison with the
+ * wire form, is about 1.6 µs here, most of an ingest's work per event; a scan of the bytes that
+ * only checks what the form allows is a fraction of that (BENCHMARKS.md, "What profiling
+ * found"). What it accepts, the general way accepts too, as the same message: a property test
+ * (test/wire-line.test.ts) holds the two to that.
+ */
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COMMA = 0x2c
+const SPACE = 0x20
+const DEL = 0x7f
+
+/** The longest identifier the schema allows (Identifier's maxLength; ASCII: one byte a character). */
+const MAX_IDENTIFIER = 1024
+
+const MESSAGE_ID_KEY = Buffer.from('{"message_id":"')
+const MESSAGE_CODE_KEY = Buffer.from('","message_code":"')
+const CATEGORY_KEY = Buffer.from('","message_category":"')
+const ALERT = Buffer.from('alert","date_time":"')
+const NOTIFICATION = Buffer.from('notification","date_time":"')
+const DEVICE_KEY = Buffer.from('","device_id":"')
+const SPACE_KEY = Buffer.from('","space_id":"')
+const DATE_TIME_LENGTH = 24
+
+/** Whether bytes[at …] starts with `literal`. */
+function startsWith (bytes: Buffer, at: number, end: number, literal: Buffer): boolean {
+  const length = literal.length
+  if (at + length > end) return false
+  for (let i = 0; i < length; i++) if (bytes[at + i] !== literal[i]) return false
+  return true
+}
+
+/** The FNV-1a hash of the last identifier identifierEnd read (a second return value, without an object). */
+let scannedHash = 0
+
+/**
+ * The end of an identifier's value starting at `at` (the index of its closing quote), or -1 when
+ * it is not one this form takes: 1 to 1024 bytes of printable ASCII, no quote, backslash or
+ * comma, no space at either end (the schema's Identifier, on ASCII). Leaves its hash in
+ * scannedHash.
+ */
+function identifierEnd (bytes: Buffer, at: number, end: number): number {
+  let i = at
+  let hash = 0x811c9dc5
+  const limit = Math.min(end, at + MAX_IDENTIFIER + 1)
+  while (i < limit) {
+    const byte = bytes[i]!
+    if (byte === QUOTE) break
+    if (byte < SPACE || byte >= DEL || byte === BACKSLASH || byte === COMMA) return -1
+    hash = Math.imul(hash ^ byte, 0x01000193)
+    i++
+  }
+  if (i === at || i >= limit || bytes[at] === SPACE || bytes[i - 1] === SPACE) return -1
+  scannedHash = hash
+  return i
+}
+
+/** Distinct identifiers remembered by their bytes; past this, the others are made as strings each time. */
+const MAX_REMEMBERED = 1 << 16
+
+/**
+ * Codes, devices and spaces by their bytes: the interned string of an identifier without making
+ * a string of it first (a string from bytes is a call into C++, about 100 ns; a line names three
+ * of these). Open addressing on the hash identifierEnd computed. Bounded: a flood of new IDs
+ * (a hostile ingest) fills it once, then costs what it would without it.
+ */
+class RememberedIdentifiers {
+  #mask = (1 << 10) - 1
+  #hashes = new Int32Array(this.#mask + 1)
+  #keys: Array<Buffer | undefined> = new Array(this.#mask + 1)
+  #texts: string[] = new Array(this.#mask + 1)
+  #size = 0
+
+  text (bytes: Buffer, start: number, end: number, hash: number): string {
+    const length = end - start
+    let slot = hash & this.#mask
+    for (let key = this.#keys[slot]; key !== undefined; key = this.#keys[slot]) {
+      if (this.#hashes[slot] === hash && key.length === length && sameBytes(key, bytes, start)) return this.#texts[slot]!
+      slot = (slot + 1) & this.#mask
+    }
+    const text = intern(bytes.toString('latin1', start, end))
+    if (this.#size < MAX_REMEMBERED) {
+      this.#keys[slot] = Buffer.from(bytes.subarray(start, end))
+      this.#hashes[slot] = hash
+      this.#texts[slot] = text
+      if (++this.#size * 2 > this.#mask) this.#grow()
+    }
+    return text
+  }
+
+  #grow (): void {
+    const keys = this.#keys
+    const hashes = this.#hashes
+    const texts = this.#texts
+    this.#mask = this.#mask * 2 + 1
+    this.#hashes = new Int32Array(this.#mask + 1)
+    this.#keys = new Array(this.#mask + 1)
+    this.#texts = new Array(this.#mask + 1)
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]
+      if (key === undefined) continue
+      let slot = hashes[i]! & this.#mask
+      while (this.#keys[slot] !== undefined) slot = (slot + 1) & this.#mask
+      this.#keys[slot] = key
+      this.#hashes[slot] = hashes[i]!
+      this.#texts[slot] = texts[i]!
+    }
+  }
+}
+
+function sameBytes (key: Buffer, bytes: Buffer, start: number): boolean {
+  for (let i = 0; i < key.length; i++) if (key[i] !== bytes[start + i]) return false
+  return true
+}
+
+const remembered = new RememberedIdentifiers()
+
+/** Whether the 24 bytes at `at` hold only printable ASCII without quote or backslash (the date-time's text). */
+function isPlainText (bytes: Buffer, at: number, length: number): boolean {
+  for (let i = at; i < at + length; i++) {
+    const byte = bytes[i]!
+    if (byte < SPACE || byte >= DEL || byte === QUOTE || byte === BACKSLASH) return false
+  }
+  return true
+}
+
+/** The value of the decimal digits bytes[at, at + count), or NaN. */
+function digitsAt (bytes: Buffer, at: number, count: number): number {
+  let value = 0
+  for (let i = at; i < at + count; i++) {
+    const digit = bytes[i]! - 0x30
+    if (digit < 0 || digit > 9) return Number.NaN
+    value = value * 10 + digit
+  }
+  return value
+}
+
+const DAYS_BEFORE_MONTH = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334]
+
+/**
+ * The time of a wire-form date-time, `2026-11-20T10:00:00.000Z`, read from its 24 bytes; undefined
+ * when they are not one, or when it is outside what every store can hold (parseEventTime's rule).
+ * Days from the civil date by arithmetic: Date.UTC was a fifth of a line's scan.
+ */
+function wireTimeAt (bytes: Buffer, at: number): number | undefined {
+  if (bytes[at + 4] !== 0x2d || bytes[at + 7] !== 0x2d || bytes[at + 10] !== 0x54 || bytes[at + 13] !== 0x3a ||
+    bytes[at + 16] !== 0x3a || bytes[at + 19] !== 0x2e || bytes[at + 23] !== 0x5a) return undefined
+  const year = digitsAt(bytes, at, 4)
+  const month = digitsAt(bytes, at + 5, 2)
+  const day = digitsAt(bytes, at + 8, 2)
+  const hour = digitsAt(bytes, at + 11, 2)
+  const minute = digitsAt(bytes, at + 14, 2)
+  const second = digitsAt(bytes, at + 17, 2)
+  const millis = digitsAt(bytes, at + 20, 3)
+  // NaN (a non-digit) fails every comparison.
+  if (!(year >= 0 && month >= 1 && month <= 12 && day >= 1 && hour <= 23 && minute <= 59 && second <= 59 && millis >= 0)) return undefined
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
+  if (day > (month === 2 ? (leap ? 29 : 28) : DAYS_IN_MONTH[month - 1]!)) return undefined
+  // Days since 1970-01-01 of the year's first day (proleptic Gregorian), then of the date.
+  const y = year - 1
+  const yearDays = 365 * (year - 1970) + (Math.floor(y / 4) - Math.floor(y / 100) + Math.floor(y / 400)) - 477
+  const days = yearDays + DAYS_BEFORE_MONTH[month - 1]! + (month > 2 && leap ? 1 : 0) + day - 1
+  const epochMs = days * DAY_MS + hour * 3_600_000 + minute * 60_000 + second * 1000 + millis
+  return epochMs < EVENT_TIME_MIN_MS || epochMs >= EVENT_TIME_MAX_MS ? undefined : epochMs
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+/** A wire line's event: the message (fields interned as the memory store keeps them) and its time. */
+export type WireEvent = StoredEvent
+
+/**
+ * The event of the line at bytes[start, end) when the line is in the plain wire form (above);
+ * otherwise undefined. The message's object is new, its code, category, device and space
+ * interned.
+ */
+export function scanWireLine (bytes: Buffer, start: number, end: number): WireEvent | undefined {
+  if (!startsWith(bytes, start, end, MESSAGE_ID_KEY)) return undefined
+  const idStart = start + MESSAGE_ID_KEY.length
+  const idEnd = identifierEnd(bytes, idStart, end)
+  if (idEnd === -1 || !startsWith(bytes, idEnd, end, MESSAGE_CODE_KEY)) return undefined
+  const codeStart = idEnd + MESSAGE_CODE_KEY.length
+  const codeEnd = identifierEnd(bytes, codeStart, end)
+  if (codeEnd === -1 || !startsWith(bytes, codeEnd, end, CATEGORY_KEY)) return undefined
+  const codeHash = scannedHash
+  let at = codeEnd + CATEGORY_KEY.length
+  let category: Message['message_category']
+  if (startsWith(bytes, at, end, ALERT)) {
+    category = 'alert'
+    at += ALERT.length
+  } else if (startsWith(bytes, at, end, NOTIFICATION)) {
+    category = 'notification'
+    at += NOTIFICATION.length
+  } else {
+    return undefined
+  }
+  const timeStart = at
+  at += DATE_TIME_LENGTH
+  if (at > end || !isPlainText(bytes, timeStart, DATE_TIME_LENGTH)) return undefined
+  let deviceId: string | undefined
+  if (startsWith(bytes, at, end, DEVICE_KEY)) {
+    const deviceStart = at + DEVICE_KEY.length
+    const deviceEnd = identifierEnd(bytes, deviceStart, end)
+    if (deviceEnd === -1) return undefined
+    deviceId = remembered.text(bytes, deviceStart, deviceEnd, scannedHash)
+    at = deviceEnd
+  }
+  if (!startsWith(bytes, at, end, SPACE_KEY)) return undefined
+  const spaceStart = at + SPACE_KEY.length
+  const spaceEnd = identifierEnd(bytes, spaceStart, end)
+  // The line ends right after the space's closing quote and the object's brace.
+  if (spaceEnd === -1 || spaceEnd + 2 !== end || bytes[spaceEnd + 1] !== 0x7d) return undefined
+  const spaceId = remembered.text(bytes, spaceStart, spaceEnd, scannedHash)
+  const epochMs = wireTimeAt(bytes, timeStart)
+  if (epochMs === undefined) return undefined
+  const dateTime = bytes.toString('latin1', timeStart, timeStart + DATE_TIME_LENGTH)
+  const message: Message = {
+    message_id: bytes.toString('latin1', idStart, idEnd),
+    message_code: remembered.text(bytes, codeStart, codeEnd, codeHash),
+    message_category: category,
+    date_time: dateTime
+  }
+  if (deviceId !== undefined) message.device_id = deviceId
+  message.space_id = spaceId
+  return { message, epochMs }
+}

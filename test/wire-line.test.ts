@@ -1,0 +1,114 @@
+import t from 'tap'
+import fc from 'fast-check'
+import type { Message } from '../schemas/message.js'
+import { parseEventLine } from '../src/data/event-lines.js'
+import { scanWireLine } from '../src/data/wire-line.js'
+import { encodeMessage } from '../src/store/message-json.js'
+import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../src/time/rfc3339.js'
+
+/** The reference: the general way (JSON.parse, the schema, the wire form), which every line may take. */
+function general (line: string): { message: Message, epochMs: number, json: string } | undefined {
+  const parsed = parseEventLine(line, 1)
+  return parsed === undefined || 'problem' in parsed ? undefined : { message: parsed.event.message, epochMs: parsed.event.epochMs, json: parsed.json }
+}
+
+function scan (line: string): ReturnType<typeof scanWireLine> {
+  // Inside a larger buffer, as a body or a file chunk holds it.
+  const bytes = Buffer.from(`x\n${line}\ny`)
+  return scanWireLine(bytes, 2, bytes.length - 2)
+}
+
+/** Whether the scan must take a wire line: printable ASCII without escapes (anything else is left to the general way). */
+const isPlain = (text: string) => /^[\x20-\x7e]*$/.test(text) && !text.includes('\\')
+
+const identifierChars = fc.constantFrom('a', 'Z', '0', '-', '_', '.', ' ', ',', '"', '\\', '/', '\u0001', '\u007f', 'é', '€', '\t', ':', '{', '}')
+const identifier = fc.oneof(
+  { arbitrary: fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/), weight: 12 },
+  fc.array(identifierChars, { minLength: 0, maxLength: 8 }).map((chars) => chars.join('')),
+  fc.constantFrom('x'.repeat(1024), 'x'.repeat(1025), ' x', 'x ', '')
+)
+const time = fc.oneof(
+  fc.integer({ min: EVENT_TIME_MIN_MS - 86_400_000, max: EVENT_TIME_MAX_MS + 86_400_000 }),
+  fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) })
+).map((ms) => { try { return new Date(ms).toISOString() } catch { return 'not a date' } })
+const dateTime = fc.oneof({ arbitrary: time, weight: 4 }, fc.constantFrom(
+  '2026-02-29T10:00:00.000Z', '2028-02-29T10:00:00.000Z', '2026-13-01T10:00:00.000Z', '2026-04-31T10:00:00.000Z',
+  '2026-11-20T24:00:00.000Z', '2026-11-20T10:60:00.000Z', '2026-11-20t10:00:00.000Z', '2026-11-20T10:00:00.000z',
+  '2026-11-20T10:00:00.000+00:00', '2026-11-20T10:00:00Z', '1677-12-31T23:59:59.999Z', '2262-01-01T00:00:00.000Z',
+  '2026-11-20T10:00:00.0a0Z', '0099-01-01T00:00:00.000Z', '2026-11-20 10:00:00.000Z'))
+const message = fc.record({
+  message_id: identifier,
+  message_code: identifier,
+  message_category: fc.constantFrom('alert', 'notification', 'alert', 'notification', 'alert', 'notification', 'Alert', 'warning'),
+  date_time: dateTime,
+  device_id: fc.option(identifier, { nil: undefined }),
+  space_id: identifier
+}).map((record) => {
+  const wire: Record<string, string> = { message_id: record.message_id, message_code: record.message_code, message_category: record.message_category, date_time: record.date_time }
+  if (record.device_id !== undefined) wire.device_id = record.device_id
+  wire.space_id = record.space_id
+  return wire
+})
+/** A line: the record's JSON, sometimes changed by a character, in another key order or with spaces. */
+const line = fc.tuple(message, fc.nat(), fc.constantFrom('none', 'none', 'none', 'none', 'insert', 'delete', 'replace', 'reorder', 'space'), fc.constantFrom(' ', '"', '\\', ',', '}', '\n', 'a', '1', 'é'))
+  .map(([record, at, change, char]) => {
+    const text = JSON.stringify(record)
+    const i = at % (text.length + 1)
+    switch (change) {
+      case 'insert': return text.slice(0, i) + char + text.slice(i)
+      case 'delete': return text.slice(0, i) + text.slice(i + 1)
+      case 'replace': return text.slice(0, i) + char + text.slice(i + 1)
+      case 'reorder': return JSON.stringify(Object.fromEntries(Object.entries(record).reverse()))
+      case 'space': return JSON.stringify(record, null, 1)
+      default: return text
+    }
+  })
+
+t.test('a line the scan reads is read the same by the general way, as the same message and the same JSON', async (t) => {
+  let taken = 0
+  fc.assert(fc.property(line, (text) => {
+    const scanned = scan(text)
+    const reference = general(text)
+    if (scanned !== undefined) {
+      taken++
+      if (reference === undefined) throw new Error(`scanned, but the general way refuses: ${text}`)
+      // Same fields, same order, same time, and the line is its own wire JSON.
+      if (JSON.stringify(scanned.message) !== JSON.stringify(reference.message) || Object.keys(scanned.message).join() !== Object.keys(reference.message).join()) {
+        throw new Error(`another message: ${JSON.stringify(scanned.message)} against ${JSON.stringify(reference.message)}`)
+      }
+      if (scanned.epochMs !== reference.epochMs) throw new Error(`another time: ${scanned.epochMs} against ${reference.epochMs} for ${text}`)
+      if (reference.json !== text) throw new Error(`not the wire JSON: ${text}`)
+    } else if (reference !== undefined && reference.json === text && isPlain(text)) {
+      throw new Error(`a plain wire line the scan left to the general way: ${text}`)
+    }
+  }), { numRuns: 20_000 })
+  t.ok(taken > 2000, `${taken} of 20,000 lines taken by the scan`)
+})
+
+t.test('the scan takes the wire lines of ordinary events, and its identifiers are the interned strings', async (t) => {
+  const event: Message = { message_id: 'm-1', message_code: 'C1', message_category: 'alert', date_time: '2026-11-20T10:00:00.000Z', device_id: 'dev-1', space_id: 'room-1' }
+  const first = scan(encodeMessage(event))
+  const second = scan(encodeMessage({ ...event, message_id: 'm-2' }))
+  t.same(first, { message: event, epochMs: Date.UTC(2026, 10, 20, 10) })
+  t.equal(second?.message.device_id, first?.message.device_id)
+  const ofSpace: Message = { message_id: 'm-3', message_code: 'C1', message_category: 'notification', date_time: '2024-02-29T23:59:59.999Z', space_id: 'room-1' }
+  t.same(scan(encodeMessage(ofSpace)), { message: ofSpace, epochMs: Date.UTC(2024, 1, 29, 23, 59, 59, 999) })
+  t.equal(scan(encodeMessage(event) + ' '), undefined, 'a trailing space: the general way')
+  t.equal(scan(encodeMessage(event).slice(0, -1)), undefined, 'cut short')
+  t.equal(scan(''), undefined)
+})
+
+t.test('many distinct identifiers: each read as itself, past what the scan remembers', async (t) => {
+  const ids = Array.from({ length: 70_000 }, (_, i) => `device-${i}`)
+  let wrong = 0
+  for (const [i, id] of ids.entries()) {
+    const scanned = scan(encodeMessage({ message_id: `m${i}`, message_code: 'C', message_category: 'alert', date_time: '2026-11-20T10:00:00.000Z', device_id: id, space_id: 's' }))
+    if (scanned?.message.device_id !== id) wrong++
+  }
+  // Again, now that the first 65,536 are remembered.
+  for (const [i, id] of ids.entries()) {
+    const scanned = scan(encodeMessage({ message_id: `n${i}`, message_code: 'C', message_category: 'alert', date_time: '2026-11-20T10:00:00.000Z', device_id: id, space_id: 's' }))
+    if (scanned?.message.device_id !== id) wrong++
+  }
+  t.equal(wrong, 0)
+})
