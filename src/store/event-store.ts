@@ -77,7 +77,8 @@ export interface EventStore {
   queryEvents (query: EventQuery): EventBatches
   health (): Promise<StoreHealth>
   /**
-   * Stores events an ingest accepted, one call at a time, as `npm run ingest` would: an ID
+   * Stores events an ingest accepted, as `npm run ingest` would, each call judged after the calls
+   * made before it (calls made in the same turn may share one durable write): an ID
    * already stored as this very event is unchanged, as another event refused. Resolves once
    * every event it stored is durable and served by queryEvents; StoreUnavailableError when the
    * store cannot take them (no event is then half-written).
