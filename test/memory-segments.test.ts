@@ -1,10 +1,12 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { readFileSync, writeFileSync } from 'node:fs'
+import { open } from 'node:fs/promises'
 import type { Message } from '../schemas/message.js'
 import type { StoredEvent } from '../src/data/event-lines.js'
 import type { EventBatch } from '../src/store/event-store.js'
 import { MemoryEventStore } from '../src/store/memory/memory-event-store.js'
+import { MemorySegment } from '../src/store/memory/memory-segment.js'
 import { encodeMessage } from '../src/store/message-json.js'
 
 const T0 = Date.UTC(2025, 0, 1)
@@ -81,4 +83,38 @@ t.test('a group whose append fails fails every call of it, and none of its event
   const settled = await Promise.allSettled(calls)
   t.same(settled.map(({ status }) => status), ['rejected', 'rejected'])
   t.same((await answer(store)).ids, ['a'])
+})
+
+t.test('writes made in the same turn share one flush to disk', async (t) => {
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const store = new MemoryEventStore([stored('a', 0)], file)
+  // Count the flushes of every file handle (the store's appender opens its own).
+  const probe = await open(file, 'r')
+  const prototype = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> }
+  await probe.close()
+  const datasync = prototype.datasync
+  let flushes = 0
+  prototype.datasync = function (this: unknown) { flushes++; return datasync.call(this) }
+  t.teardown(() => { prototype.datasync = datasync })
+  await Promise.all([1, 2, 3].map((n) => store.writeEvents([ingest(stored(`g${n}`, 1000 * n), 1)])))
+  t.equal(flushes, 1, 'three writes, one fdatasync')
+  await store.writeEvents([ingest(stored('later', 9000), 1)])
+  t.equal(flushes, 2, 'a write after them, a flush of its own')
+})
+
+t.test('a group that fails on a defect rejects its calls, writes nothing, and the writes after it still go through', async (t) => {
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const store = new MemoryEventStore([stored('a', 0)], file)
+  const fromEncoded = MemorySegment.fromEncoded
+  MemorySegment.fromEncoded = () => { throw new Error('a defect while building the segment') }
+  const failed = await Promise.allSettled([store.writeEvents([ingest(stored('b', 1000), 1)])])
+  MemorySegment.fromEncoded = fromEncoded
+  t.equal(failed[0]!.status, 'rejected')
+  const later = await Promise.race([store.writeEvents([ingest(stored('c', 2000), 1)]), new Promise((resolve) => setTimeout(() => resolve('stuck'), 2000))])
+  t.not(later, 'stuck', 'the store still takes writes')
+  t.same((await answer(store)).ids, ['a', 'c'])
+  t.same(readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line).message_id), ['c'], 'nothing of the failed group in the file')
+  await store.close()
 })

@@ -1,10 +1,4 @@
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const COLON = 0x3a
-const OPEN_OBJECT = 0x7b
-const CLOSE_OBJECT = 0x7d
-const OPEN_ARRAY = 0x5b
-const CLOSE_ARRAY = 0x5d
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './char-codes.js'
 
 function isJsonSpace (code: number): boolean {
   return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09

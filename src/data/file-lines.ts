@@ -1,10 +1,9 @@
 import { open } from 'node:fs/promises'
+import { CR, LF } from './char-codes.js'
 
 /** Bytes read at a time: large enough that reading costs nothing beside the lines' own work. */
 const CHUNK_BYTES = 4 * 1024 * 1024
 
-const LF = 0x0a
-const CR = 0x0d
 
 /**
  * A line's 1-based number, and where its bytes are: `bytes` from `start` to `end`, valid during

@@ -13,3 +13,8 @@ export function intern (value: string): string {
   strings.set(value, value)
   return value
 }
+
+/** How many distinct strings are interned (for tests of what may grow it). */
+export function internedCount (): number {
+  return strings.size
+}

@@ -1,6 +1,7 @@
 import type { Message } from '../../schemas/message.js'
 import type { StoredEvent } from './event-lines.js'
 import { DAY_MS, EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../time/rfc3339.js'
+import { BACKSLASH, CLOSE_OBJECT, COMMA, DEL, QUOTE, SPACE } from './char-codes.js'
 import { intern } from './intern.js'
 
 /**
@@ -18,11 +19,6 @@ import { intern } from './intern.js'
  * (test/wire-line.test.ts) holds the two to that.
  */
 
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const COMMA = 0x2c
-const SPACE = 0x20
-const DEL = 0x7f
 
 /** The longest identifier the schema allows (Identifier's maxLength; ASCII: one byte a character). */
 const MAX_IDENTIFIER = 1024
@@ -69,14 +65,20 @@ function identifierEnd (bytes: Buffer, at: number, end: number): number {
   return i
 }
 
-/** Distinct identifiers remembered by their bytes; past this, the others are made as strings each time. */
-const MAX_REMEMBERED = 1 << 16
+/**
+ * Distinct identifiers remembered by their bytes, and the longest one remembered: at most 8 MiB
+ * of keys. Past either, an identifier is made as a string each time, and not interned: a flood of
+ * new IDs (a hostile ingest, refused for unknown entities) must not grow the process's memory;
+ * the memory store interns what it stores anyway.
+ */
+export const MAX_REMEMBERED = 1 << 16
+const MAX_REMEMBERED_BYTES = 128
 
 /**
  * Codes, devices and spaces by their bytes: the interned string of an identifier without making
  * a string of it first (a string from bytes is a call into C++, about 100 ns; a line names three
- * of these). Open addressing on the hash identifierEnd computed. Bounded: a flood of new IDs
- * (a hostile ingest) fills it once, then costs what it would without it.
+ * of these). Open addressing on the hash identifierEnd computed. Bounded (above): a flood of
+ * new IDs fills it once, then costs what it would without it.
  */
 class RememberedIdentifiers {
   #mask = (1 << 10) - 1
@@ -92,13 +94,12 @@ class RememberedIdentifiers {
       if (this.#hashes[slot] === hash && key.length === length && sameBytes(key, bytes, start)) return this.#texts[slot]!
       slot = (slot + 1) & this.#mask
     }
+    if (this.#size >= MAX_REMEMBERED || length > MAX_REMEMBERED_BYTES) return bytes.toString('latin1', start, end)
     const text = intern(bytes.toString('latin1', start, end))
-    if (this.#size < MAX_REMEMBERED) {
-      this.#keys[slot] = Buffer.from(bytes.subarray(start, end))
-      this.#hashes[slot] = hash
-      this.#texts[slot] = text
-      if (++this.#size * 2 > this.#mask) this.#grow()
-    }
+    this.#keys[slot] = Buffer.from(bytes.subarray(start, end))
+    this.#hashes[slot] = hash
+    this.#texts[slot] = text
+    if (++this.#size * 2 > this.#mask) this.#grow()
     return text
   }
 
@@ -180,15 +181,12 @@ function wireTimeAt (bytes: Buffer, at: number): number | undefined {
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
-/** A wire line's event: the message (fields interned as the memory store keeps them) and its time. */
-export type WireEvent = StoredEvent
-
 /**
  * The event of the line at bytes[start, end) when the line is in the plain wire form (above);
  * otherwise undefined. The message's object is new, its code, category, device and space
  * interned.
  */
-export function scanWireLine (bytes: Buffer, start: number, end: number): WireEvent | undefined {
+export function scanWireLine (bytes: Buffer, start: number, end: number): StoredEvent | undefined {
   if (!startsWith(bytes, start, end, MESSAGE_ID_KEY)) return undefined
   const idStart = start + MESSAGE_ID_KEY.length
   const idEnd = identifierEnd(bytes, idStart, end)
@@ -223,7 +221,7 @@ export function scanWireLine (bytes: Buffer, start: number, end: number): WireEv
   const spaceStart = at + SPACE_KEY.length
   const spaceEnd = identifierEnd(bytes, spaceStart, end)
   // The line ends right after the space's closing quote and the object's brace.
-  if (spaceEnd === -1 || spaceEnd + 2 !== end || bytes[spaceEnd + 1] !== 0x7d) return undefined
+  if (spaceEnd === -1 || spaceEnd + 2 !== end || bytes[spaceEnd + 1] !== CLOSE_OBJECT) return undefined
   const spaceId = remembered.text(bytes, spaceStart, spaceEnd, scannedHash)
   const epochMs = wireTimeAt(bytes, timeStart)
   if (epochMs === undefined) return undefined

@@ -1,8 +1,6 @@
 import { parseEventLine, type EventLine } from '../data/event-lines.js'
 import { scanWireLine } from '../data/wire-line.js'
-
-const LF = 0x0a
-const CR = 0x0d
+import { CR, LF } from '../data/char-codes.js'
 
 /**
  * The events of an NDJSON body, one per line (blank lines skipped), each checked as `npm run

@@ -97,12 +97,20 @@ export class MemoryEventStore implements EventStore {
   }
 
   async #commitWaiting (): Promise<void> {
-    while (this.#waiting.length > 0) {
-      const group = this.#waiting
-      this.#waiting = []
-      await this.#commit(group)
+    try {
+      while (this.#waiting.length > 0) {
+        const group = this.#waiting
+        this.#waiting = []
+        try {
+          await this.#commit(group)
+        } catch (error) {
+          // A defect of this store's own: its calls fail (500), and the writes after them go on.
+          for (const call of group) call.reject(error)
+        }
+      }
+    } finally {
+      this.#committing = undefined
     }
-    this.#committing = undefined
   }
 
   /** Events another process has already appended to the same file (cluster workers): served from now on. */
@@ -139,13 +147,15 @@ export class MemoryEventStore implements EventStore {
       outcome.written = outcome.stored.length
       outcomes.push(outcome)
     }
+    // Built before the append: whatever fails here fails before anything is on disk.
+    const segment = stored.length > 0 ? MemorySegment.fromEncoded(stored) : undefined
     try {
       await this.#appender.append(text)
     } catch (error) {
       for (const call of group) call.reject(error)
       return
     }
-    if (stored.length > 0) this.#add(stored.map(({ event }) => event.message), MemorySegment.fromEncoded(stored))
+    if (segment !== undefined) this.#add(stored.map(({ event }) => event.message), segment)
     group.forEach((call, i) => { call.resolve(outcomes[i]!) })
   }
 
