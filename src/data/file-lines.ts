@@ -4,7 +4,6 @@ import { CR, LF } from './char-codes.js'
 /** Bytes read at a time: large enough that reading costs nothing beside the lines' own work. */
 const CHUNK_BYTES = 4 * 1024 * 1024
 
-
 /**
  * A line's 1-based number, and where its bytes are: `bytes` from `start` to `end`, valid during
  * the call only (the buffer is reused for the next chunk). Its text is the handler's to decode

@@ -19,7 +19,6 @@ import { intern } from './intern.js'
  * (test/wire-line.test.ts) holds the two to that.
  */
 
-
 /** The longest identifier the schema allows (Identifier's maxLength; ASCII: one byte a character). */
 const MAX_IDENTIFIER = 1024
 
