@@ -75,7 +75,18 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
   const log = new EventLog(bus.logId, { events: options.stream.retentionEvents, ms: options.stream.retentionMs })
   const streams = new StreamSubscribers(options.stream, fastify.log)
   const cursorOf = (seq: number) => log.cursorOf(seq)
-  const beingWritten = new Set<string>()
+  // The groups being written now, and their IDs as a set, made when a replay first asks (adding
+  // and removing every ingested ID for the rare replay was a few percent of an ingest's time).
+  const beingWritten = new Set<readonly PendingIngest[]>()
+  let beingWrittenIds: Set<string> | undefined
+  const isBeingWritten = (messageId: string): boolean => {
+    if (beingWritten.size === 0) return false
+    if (beingWrittenIds === undefined) {
+      beingWrittenIds = new Set()
+      for (const group of beingWritten) for (const { events } of group) for (const { event } of events) beingWrittenIds.add(event.message.message_id)
+    }
+    return beingWrittenIds.has(messageId)
+  }
 
   bus.listen((events, source) => {
     // Another worker wrote these into the store this process keeps a copy of.
@@ -109,7 +120,8 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
   let waiting: PendingIngest[] = []
   let draining = false
   const writeGroup = async (group: readonly PendingIngest[]): Promise<void> => {
-    for (const { events } of group) for (const { event } of events) beingWritten.add(event.message.message_id)
+    beingWritten.add(group)
+    beingWrittenIds = undefined
     try {
       const outcomes = await Promise.allSettled(group.map(({ events }) => fastify.events.write(events)))
       // The whole group's events in one publication: each stream then gets them in one write
@@ -124,7 +136,8 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
         else group[i]!.reject(settled.reason)
       })
     } finally {
-      for (const { events } of group) for (const { event } of events) beingWritten.delete(event.message.message_id)
+      beingWritten.delete(group)
+      beingWrittenIds = undefined
     }
   }
   const drain = async (): Promise<void> => {
@@ -151,7 +164,7 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
         drain().catch((error: unknown) => { fastify.log.error({ err: error }, 'the ingest queue failed') })
       }
     }),
-    isBeingWritten: (messageId: string) => beingWritten.has(messageId),
+    isBeingWritten,
     brokerStatus: () => bus.brokerStatus()
   })
 

@@ -118,3 +118,40 @@ t.test('a group that fails on a defect rejects its calls, writes nothing, and th
   t.same(readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line).message_id), ['c'], 'nothing of the failed group in the file')
   await store.close()
 })
+
+t.test('segments appended one after another share their storage, and each reads only its own events', async (t) => {
+  const segmentOf = (from: number, to: number) => MemorySegment.fromEncoded(Array.from({ length: to - from }, (_, i) => ingest(stored(`m${String(from + i).padStart(4, '0')}`, (from + i) * 10), 1)))
+  const read = (segment: MemorySegment) => [...segment.batches({ startMs: T0, endMs: T0 + 1e9 } as never)].flatMap((batch) =>
+    batch.messages.map((message, i) => {
+      const json = batch.encoded!.bytes.toString('utf8', batch.encoded!.offsets[batch.encoded!.positions[i]!], batch.encoded!.offsets[batch.encoded!.positions[i]! + 1])
+      t.equal(json, encodeMessage(message), `${message.message_id}: its own bytes`)
+      return message.message_id
+    }))
+  const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `m${String(from + i).padStart(4, '0')}`)
+  const first = segmentOf(0, 10)
+  const second = MemorySegment.append(first, segmentOf(10, 600))!
+  const third = MemorySegment.append(second, segmentOf(600, 3000))!
+  t.same(read(first), ids(0, 10), 'the first as it was')
+  t.same(read(second), ids(0, 600))
+  t.same(read(third), ids(0, 3000))
+  t.equal(third.lastMs, T0 + 29_990)
+  t.equal(third.messageWithId('m0005')?.message_id, 'm0005', 'its message_id index')
+  // The second is no longer the newest on its storage: appending to it again must not write over the third's events.
+  const branch = MemorySegment.append(second, segmentOf(5000, 5010))!
+  t.same(read(branch), [...ids(0, 600), ...ids(5000, 5010)])
+  t.same(read(third), ids(0, 3000), 'the third untouched')
+  t.equal(MemorySegment.append(third, segmentOf(100, 110)), undefined, 'events that do not all come after it are not appended')
+})
+
+t.test('a store taking ingests in time order keeps few segments, and one out of order is merged in its place', async (t) => {
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const store = new MemoryEventStore([stored('base', 0)], file)
+  for (let i = 0; i < 300; i++) await store.writeEvents(Array.from({ length: 100 }, (_, k) => ingest(stored(`n${String(i * 100 + k).padStart(5, '0')}`, 1000 + i * 100 + k), k + 1)))
+  t.ok(store.segmentCount <= 4, `${store.segmentCount} segments for 30,001 events`)
+  await store.writeEvents([ingest(stored('late', 1500), 1)])
+  const { ids } = await answer(store, { startMs: T0, endMs: T0 + 1e9, entities: undefined })
+  t.equal(ids.length, 30_002)
+  t.equal(ids.indexOf('late'), 501, 'in its place in time (after base and n00000-n00499)')
+  t.same(readFileSync(file, 'utf8').split('\n').length - 1, 30_001, 'every event in the file')
+})

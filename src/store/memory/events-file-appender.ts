@@ -1,6 +1,8 @@
 import { open, type FileHandle } from 'node:fs/promises'
 import { StoreUnavailableError } from '../event-store.js'
 
+const NEWLINE = Buffer.from('\n')
+
 /**
  * Appends lines to EVENTS_FILE, the memory store's durable form: each append is one write of
  * whole lines, flushed to the disk (fdatasync) before it resolves, so an event acknowledged is
@@ -17,16 +19,17 @@ export class EventsFileAppender {
     this.#file = file
   }
 
-  /** Appends the text (whole lines, each ending in a line break) and waits until it is on disk. */
-  async append (text: string): Promise<void> {
-    if (text === '') return
+  /** Appends the text or its UTF-8 bytes (whole lines, each ending in a line break) and waits until it is on disk. */
+  async append (text: string | Buffer): Promise<void> {
+    if (text.length === 0) return
     let handle: FileHandle
     try {
       handle = this.#handle ?? await this.#open()
     } catch (error) {
       throw new StoreUnavailableError(`cannot open ${this.#file} to append: ${(error as Error).message}`, { cause: error })
     }
-    const bytes = Buffer.from(this.#endsMidLine ? '\n' + text : text)
+    const lines = typeof text === 'string' ? Buffer.from(text) : text
+    const bytes = this.#endsMidLine ? Buffer.concat([NEWLINE, lines]) : lines
     let size: number
     try {
       // Other processes append to the file too (cluster workers, one at a time): its size now.

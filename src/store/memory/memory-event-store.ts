@@ -5,6 +5,8 @@ import { EVENT_BATCH_SIZE, type EventBatch, type EventQuery, type EventStore, ty
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
 import { EventsFileAppender } from './events-file-appender.js'
 import { MemorySegment } from './memory-segment.js'
+import { joinedUtf8 } from './joined-utf8.js'
+import { messageIdHash } from './message-id-table.js'
 
 /**
  * Segments up to this many events are merged as ingests add them (two of similar size at a
@@ -24,8 +26,9 @@ export class MemoryEventStore implements EventStore {
   readonly kind = 'memory'
   readonly #segments: MemorySegment[] = []
   readonly #appender: EventsFileAppender | undefined
-  /** The events added after the first segment, by message_id (one lookup whatever the segments). */
-  readonly #added = new Map<string, Message>()
+  /** The events added after the first segment, in the order they came, and by message_id (one lookup whatever the segments). */
+  readonly #added: Message[] = []
+  readonly #addedById = MemorySegment.messageIdTable(this.#added)
   /** Segments are built from this one on (the first, loaded one, is never rebuilt). */
   #firstMergeable = 1
   /** Calls of writeEvents waiting for the next group commit, in call order. */
@@ -124,20 +127,24 @@ export class MemoryEventStore implements EventStore {
       for (const call of group) call.reject(new Error('this memory store has no events file to write to'))
       return
     }
-    const accepted = new Map<string, Message>()
+    // The group's own new events, by message_id: a later call (or line) of the group with one of
+    // their IDs is judged against them.
+    const accepted: Message[] = []
+    const acceptedById = MemorySegment.messageIdTable(accepted, group.reduce((sum, { events }) => sum + events.length, 0))
     const outcomes: WriteOutcome[] = []
     const stored: IngestEvent[] = []
-    let text = ''
     for (const { events } of group) {
       const outcome: WriteOutcome = { written: 0, unchanged: 0, refused: [], stored: [] }
       for (const ingest of events) {
         const { message } = ingest.event
-        const known = accepted.get(message.message_id) ?? this.#stored(message.message_id)
+        const hash = messageIdHash(message.message_id)
+        const inGroup = acceptedById.get(message.message_id, hash)
+        const known = inGroup !== -1 ? accepted[inGroup] : this.#stored(message.message_id, hash)
         if (known === undefined) {
-          accepted.set(message.message_id, message)
+          acceptedById.add(message.message_id, accepted.length, hash)
+          accepted.push(message)
           outcome.stored.push(ingest)
           stored.push(ingest)
-          text += ingest.json + '\n'
         } else if (sameEvent(known, message)) {
           outcome.unchanged++
         } else {
@@ -149,8 +156,9 @@ export class MemoryEventStore implements EventStore {
     }
     // Built before the append: whatever fails here fails before anything is on disk.
     const segment = stored.length > 0 ? MemorySegment.fromEncoded(stored) : undefined
+    const lines = joinedUtf8(stored.map(({ json }) => json), true).bytes
     try {
-      await this.#appender.append(text)
+      await this.#appender.append(lines)
     } catch (error) {
       for (const call of group) call.reject(error)
       return
@@ -159,20 +167,32 @@ export class MemoryEventStore implements EventStore {
     group.forEach((call, i) => { call.resolve(outcomes[i]!) })
   }
 
-  #stored (messageId: string): Message | undefined {
-    return this.#segments[0]!.messageWithId(messageId) ?? this.#added.get(messageId)
+  #stored (messageId: string, hash = messageIdHash(messageId)): Message | undefined {
+    const loaded = this.#segments[0]!.messageWithId(messageId, hash)
+    if (loaded !== undefined) return loaded
+    const added = this.#addedById.get(messageId, hash)
+    return added === -1 ? undefined : this.#added[added]
   }
 
-  /** A new segment of these messages, merged with the last ones while they are of similar size (and small). */
+  /**
+   * A new segment of these messages, appended to the last one when it comes after it (a live
+   * ingest's recent events: only the new events are copied), else merged with the last ones
+   * while they are of similar size; either while the result stays small.
+   */
   #add (messages: readonly Message[], added: MemorySegment): void {
-    for (const message of messages) this.#added.set(message.message_id, message)
+    for (const message of messages) {
+      this.#addedById.add(message.message_id, this.#added.length)
+      this.#added.push(message)
+    }
     const segments = this.#segments
     let segment = added
     while (segments.length > this.#firstMergeable) {
       const last = segments[segments.length - 1]!
-      if (last.size > 2 * segment.size || last.size + segment.size > MERGE_LIMIT) break
+      if (last.size + segment.size > MERGE_LIMIT) break
+      const appended = MemorySegment.append(last, segment)
+      if (appended === undefined && last.size > 2 * segment.size) break
       segments.pop()
-      segment = MemorySegment.merge(last, segment)
+      segment = appended ?? MemorySegment.merge(last, segment)
     }
     segments.push(segment)
   }

@@ -5,6 +5,8 @@ import { compareMessageIds } from '../event-order.js'
 import { EVENT_BATCH_SIZE, type EventBatch, type EventQuery } from '../event-store.js'
 import { encodeMessageList } from '../message-json.js'
 import { matchesExclusiveFilter, matchesFilters } from '../store-contract.js'
+import { joinedUtf8 } from './joined-utf8.js'
+import { MessageIdTable } from './message-id-table.js'
 
 const NO_POSITIONS = new Uint32Array(0)
 
@@ -14,14 +16,35 @@ export interface SegmentParts {
   times: Float64Array
   json: Buffer
   offsets: Uint32Array
-  /** The message_id index, when its maker already has it (positions in this order). */
-  byMessageId?: Map<string, number>
+  /**
+   * How many events are the segment's: the first `size` of `messages` (the arrays of a segment
+   * that shares its storage with later ones, see MemorySegment.append, are longer); default all.
+   */
+  size?: number
+  /** The storage the segment's arrays are views of, with room after them (MemorySegment.append). */
+  room?: SharedRoom
+  /** The message_id index, when its maker already has it (positions in this order, IDs read from `messages`). */
+  byMessageId?: MessageIdTable
   /**
    * Build the indexes when a query first needs them, not now: for an ingest's segments, most of
    * which are merged into larger ones before any query reads them (indexing every new and every
    * merged segment at once was a sixth of an ingest's time).
    */
   lazyIndexes?: boolean
+}
+
+/**
+ * The storage of segments built by appending (MemorySegment.append): arrays and a buffer larger
+ * than the events they hold, shared by each segment appended and the one it was appended to. Each
+ * segment reads only its first `size` events, so writing after them changes nothing it sees.
+ */
+interface SharedRoom {
+  messages: Message[]
+  times: Float64Array
+  offsets: Uint32Array
+  json: Buffer
+  /** Events written so far: the newest segment's size (only that one may be appended to). */
+  used: number
 }
 
 /** Whether event i of a comes before event j of b in answer order. */
@@ -44,6 +67,8 @@ function byTimeThenId (a: StoredEvent, b: StoredEvent): number {
  */
 export class MemorySegment {
   readonly #messages: Message[]
+  readonly #size: number
+  readonly #room: SharedRoom | undefined
   readonly #times: Float64Array
   /** Every message's wire JSON, in one buffer, handed over with the answers. */
   readonly #json: Buffer
@@ -51,7 +76,7 @@ export class MemorySegment {
   /** The device and space indexes, and the message_id index; undefined until built (SegmentParts.lazyIndexes). */
   #byDevice: Map<string, Uint32Array> | undefined
   #bySpace: Map<string, Uint32Array> | undefined
-  #byMessageIdIndex: Map<string, number> | undefined
+  #byMessageIdIndex: MessageIdTable | undefined
 
   /**
    * Every event is kept, also those of entities the registry does not list (yet): which entities
@@ -61,6 +86,8 @@ export class MemorySegment {
   constructor (events: Iterable<StoredEvent>, merged?: SegmentParts) {
     if (merged !== undefined) {
       this.#messages = merged.messages
+      this.#size = merged.size ?? merged.messages.length
+      this.#room = merged.room
       this.#times = merged.times
       this.#json = merged.json
       this.#jsonOffsets = merged.offsets
@@ -81,6 +108,8 @@ export class MemorySegment {
     }
     all.sort(byTimeThenId)
     this.#messages = all.map((event) => event.message)
+    this.#size = this.#messages.length
+    this.#room = undefined
     this.#times = Float64Array.from(all, (event) => event.epochMs)
     const encoded = encodeMessageList(this.#messages)
     this.#json = encoded.bytes
@@ -104,8 +133,7 @@ export class MemorySegment {
     const count = ordered.length
     const messages: Message[] = new Array(count)
     const times = new Float64Array(count)
-    const offsets = new Uint32Array(count + 1)
-    let text = ''
+    const texts: string[] = new Array(count)
     for (let i = 0; i < count; i++) {
       const { event, json } = ordered[i]!
       const message = event.message
@@ -115,14 +143,9 @@ export class MemorySegment {
       if (message.space_id !== undefined) message.space_id = intern(message.space_id)
       messages[i] = message
       times[i] = event.epochMs
-      offsets[i + 1] = offsets[i]! + json.length
-      text += json
+      texts[i] = json
     }
-    const json = Buffer.from(text)
-    // Not ASCII: the offsets counted characters, count bytes instead.
-    if (json.length !== text.length) {
-      for (let i = 0; i < count; i++) offsets[i + 1] = offsets[i]! + Buffer.byteLength(ordered[i]!.json)
-    }
+    const { bytes: json, offsets } = joinedUtf8(texts, false)
     return new MemorySegment([], { messages, times, json, offsets, lazyIndexes: true })
   }
 
@@ -164,22 +187,70 @@ export class MemorySegment {
     return new MemorySegment([], { messages, times, json, offsets, lazyIndexes: a.#byDevice === undefined || b.#byDevice === undefined })
   }
 
+  /**
+   * b's events after a's, as one segment, when b comes wholly after a in answer order (the usual
+   * case of a live ingest, whose events are recent); undefined otherwise (MemorySegment.merge then
+   * puts them in order). Only b's events are copied, into room left after a's: a merge copies
+   * both, so each ingested event was copied again at every merge of its segment, an eighth of an
+   * ingest's time (BENCHMARKS.md, "What profiling found"). The room doubles when it runs out.
+   * a stays as it was: it reads only its own events.
+   */
+  static append (a: MemorySegment, b: MemorySegment): MemorySegment | undefined {
+    if (a.size > 0 && b.size > 0 && !comesFirst(a, a.size - 1, b, 0)) return undefined
+    const size = a.size + b.size
+    const aBytes = a.#jsonOffsets[a.size]!
+    const bytes = aBytes + b.#jsonOffsets[b.size]!
+    let room = a.#room
+    if (room === undefined || room.used !== a.size || room.times.length < size || room.json.length < bytes) {
+      const events = Math.max(1024, 2 * size)
+      room = {
+        messages: a.#messages.slice(0, a.size),
+        times: new Float64Array(events),
+        offsets: new Uint32Array(events + 1),
+        json: Buffer.allocUnsafe(Math.max(256 * 1024, 2 * bytes)),
+        used: a.size
+      }
+      room.times.set(a.#times.subarray(0, a.size))
+      room.offsets.set(a.#jsonOffsets.subarray(0, a.size + 1))
+      a.#json.copy(room.json, 0, 0, aBytes)
+    }
+    const { messages, times, offsets } = room
+    b.#json.copy(room.json, aBytes, 0, b.#jsonOffsets[b.size]!)
+    times.set(b.#times.subarray(0, b.size), a.size)
+    for (let k = 0; k < b.size; k++) {
+      messages.push(b.#messages[k]!)
+      offsets[a.size + k + 1] = aBytes + b.#jsonOffsets[k + 1]!
+    }
+    room.used = size
+    return new MemorySegment([], {
+      messages,
+      size,
+      room,
+      times: times.subarray(0, size),
+      json: room.json.subarray(0, bytes),
+      offsets: offsets.subarray(0, size + 1),
+      lazyIndexes: true
+    })
+  }
+
   /** The device and space indexes of the events in order, and the message_id index unless given. */
-  #index (): { byDevice: Map<string, Uint32Array>, bySpace: Map<string, Uint32Array>, byMessageId: Map<string, number> } {
+  #index (): { byDevice: Map<string, Uint32Array>, bySpace: Map<string, Uint32Array>, byMessageId: MessageIdTable } {
     const byDeviceLists = new Map<string, number[]>()
     const bySpaceLists = new Map<string, number[]>()
-    const byMessageId = this.#byMessageIdIndex ?? new Map<string, number>()
+    const byMessageId = this.#byMessageIdIndex ?? MemorySegment.messageIdTable(this.#messages, this.#size)
     const withMessageIds = this.#byMessageIdIndex === undefined
     const append = (map: Map<string, number[]>, key: string, position: number) => {
       const list = map.get(key)
       if (list === undefined) map.set(key, [position])
       else list.push(position)
     }
-    this.#messages.forEach(({ device_id: deviceId, space_id: spaceId, message_id: messageId }, position) => {
+    const messages = this.#messages
+    for (let position = 0; position < this.#size; position++) {
+      const { device_id: deviceId, space_id: spaceId, message_id: messageId } = messages[position]!
       if (deviceId !== undefined) append(byDeviceLists, deviceId, position)
       if (spaceId !== undefined) append(bySpaceLists, spaceId, position)
-      if (withMessageIds) byMessageId.set(messageId, position)
-    })
+      if (withMessageIds) byMessageId.add(messageId, position)
+    }
     const byDevice = new Map<string, Uint32Array>()
     const bySpace = new Map<string, Uint32Array>()
     for (const [id, list] of byDeviceLists) byDevice.set(id, Uint32Array.from(list))
@@ -191,7 +262,7 @@ export class MemorySegment {
   }
 
   /** The indexes, built first if they are not yet. */
-  #indexes (): { byDevice: Map<string, Uint32Array>, bySpace: Map<string, Uint32Array>, byMessageId: Map<string, number> } {
+  #indexes (): { byDevice: Map<string, Uint32Array>, bySpace: Map<string, Uint32Array>, byMessageId: MessageIdTable } {
     if (this.#byDevice !== undefined && this.#bySpace !== undefined && this.#byMessageIdIndex !== undefined) {
       return { byDevice: this.#byDevice, bySpace: this.#bySpace, byMessageId: this.#byMessageIdIndex }
     }
@@ -199,7 +270,7 @@ export class MemorySegment {
   }
 
   get size (): number {
-    return this.#messages.length
+    return this.#size
   }
 
   /** The time of its first and last event. */
@@ -214,10 +285,16 @@ export class MemorySegment {
     return this.#messages[position]!
   }
 
-  /** The event stored with this message_id, if any. */
-  messageWithId (messageId: string): Message | undefined {
-    const position = this.#indexes().byMessageId.get(messageId)
-    return position === undefined ? undefined : this.#messages[position]
+  /** An empty message_id index of these messages (by their positions), sized for `expected` of them. */
+  static messageIdTable (messages: readonly Message[], expected = messages.length): MessageIdTable {
+    return new MessageIdTable((position) => messages[position]!.message_id, expected)
+  }
+
+  /** The event stored with this message_id, if any. `hash`: its messageIdHash, when the caller has it. */
+  messageWithId (messageId: string, hash?: number): Message | undefined {
+    const byMessageId = this.#byMessageIdIndex ?? this.#index().byMessageId
+    const position = byMessageId.get(messageId, hash)
+    return position === -1 ? undefined : this.#messages[position]
   }
 
   /**
@@ -285,7 +362,7 @@ export class MemorySegment {
       const { byMessageId } = this.#indexes()
       for (const id of messageIds) {
         const position = byMessageId.get(id)
-        if (position !== undefined && times[position]! >= startMs && times[position]! < endMs) found.push(position)
+        if (position !== -1 && times[position]! >= startMs && times[position]! < endMs) found.push(position)
       }
       return { positions: found.sort((a, b) => a - b), ofSelectedEntities: entities === undefined }
     }

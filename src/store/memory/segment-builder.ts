@@ -3,6 +3,7 @@ import { sameEvent } from '../../data/event-lines.js'
 import { intern } from '../../data/intern.js'
 import { compareMessageIds } from '../event-order.js'
 import { MemorySegment } from './memory-segment.js'
+import { messageIdHash, type MessageIdTable } from './message-id-table.js'
 
 /** Where an event's wire JSON is, as bytes: a line that is already in wire form (see scanWireLine). */
 export interface LineBytes {
@@ -25,7 +26,7 @@ export class SegmentBuilder {
   #offsets: Uint32Array
   #json: Buffer
   #length = 0
-  readonly #byMessageId = new Map<string, number>()
+  readonly #byMessageId: MessageIdTable
   #inOrder = true
 
   /** `expectedBytes`: about the size of the events' JSON (the file's size), to allocate once. */
@@ -35,6 +36,7 @@ export class SegmentBuilder {
     this.#lines = new Uint32Array(expectedEvents)
     this.#offsets = new Uint32Array(expectedEvents + 1)
     this.#json = Buffer.allocUnsafe(Math.max(1024, expectedBytes))
+    this.#byMessageId = MemorySegment.messageIdTable(this.#messages, expectedEvents)
   }
 
   /**
@@ -45,8 +47,9 @@ export class SegmentBuilder {
   add (message: Message, epochMs: number, wire: string | LineBytes, line: number): string | undefined {
     const messages = this.#messages
     const id = message.message_id
-    const earlier = this.#byMessageId.get(id)
-    if (earlier !== undefined) {
+    const hash = messageIdHash(id)
+    const earlier = this.#byMessageId.get(id, hash)
+    if (earlier !== -1) {
       return sameEvent(messages[earlier]!, message) ? undefined : `message_id ${JSON.stringify(id)} was already used by line ${this.#lines[earlier]} for a different event`
     }
     const position = messages.length
@@ -61,7 +64,7 @@ export class SegmentBuilder {
       this.#inOrder = epochMs > last || (epochMs === last && compareMessageIds(messages[position - 1]!.message_id, id) < 0)
     }
     messages.push(message)
-    this.#byMessageId.set(id, position)
+    this.#byMessageId.add(id, position, hash)
     this.#times[position] = epochMs
     this.#lines[position] = line
     const room = typeof wire === 'string' ? wire.length * 3 : wire.end - wire.start

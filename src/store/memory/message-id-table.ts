@@ -1,0 +1,98 @@
+/**
+ * A message_id index of the memory store: message_id to a number (a position in a segment, or an
+ * entry of the ingested events), for millions of IDs.
+ *
+ * Why not a Map: a Map<string, number> of a million IDs was the largest single cost of an ingest
+ * (BENCHMARKS.md, "What profiling found"): every new ID is looked up in the loaded segment's Map
+ * and then added to the Map of ingested IDs, and each of those reads several scattered objects
+ * (bucket, entry, the key string's contents) that are not in the CPU cache. Here a lookup of an
+ * absent ID reads one slot of a typed array (the 32-bit hashes, outside the V8 heap), and only a
+ * matching hash reads the stored ID itself, through the owner's own array (`idOf`): the table
+ * keeps no strings of its own, so it adds 8 bytes a slot and nothing for the collector to trace.
+ *
+ * Open addressing with linear probing, at most half full; no removal (segments are immutable, and
+ * ingested events are never taken back).
+ */
+export class MessageIdTable {
+  readonly #idOf: (value: number) => string
+  #mask: number
+  /** The hash of the ID in each slot; 0 marks an empty slot (messageIdHash is never 0). */
+  #hashes: Int32Array
+  #values: Int32Array
+  #size = 0
+
+  /** `idOf(value)`: the message_id stored with that value (the owner keeps the IDs). */
+  constructor (idOf: (value: number) => string, expected = 16) {
+    this.#idOf = idOf
+    let capacity = 16
+    while (capacity < expected * 2) capacity *= 2
+    this.#mask = capacity - 1
+    this.#hashes = new Int32Array(capacity)
+    this.#values = new Int32Array(capacity)
+  }
+
+  get size (): number {
+    return this.#size
+  }
+
+  /** The value stored for this ID, or -1. `hash` is messageIdHash(id), when the caller has it already. */
+  get (id: string, hash: number = messageIdHash(id)): number {
+    const hashes = this.#hashes
+    const mask = this.#mask
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const stored = hashes[slot]!
+      if (stored === 0) return -1
+      if (stored === hash) {
+        const value = this.#values[slot]!
+        if (this.#idOf(value) === id) return value
+      }
+    }
+  }
+
+  /** Stores a value for an ID the table does not hold yet (the caller has looked it up first). */
+  add (id: string, value: number, hash: number = messageIdHash(id)): void {
+    if ((this.#size + 1) * 2 > this.#hashes.length) this.#grow()
+    const hashes = this.#hashes
+    const mask = this.#mask
+    let slot = hash & mask
+    while (hashes[slot] !== 0) slot = (slot + 1) & mask
+    hashes[slot] = hash
+    this.#values[slot] = value
+    this.#size++
+  }
+
+  #grow (): void {
+    const oldHashes = this.#hashes
+    const oldValues = this.#values
+    const capacity = oldHashes.length * 2
+    const mask = capacity - 1
+    const hashes = new Int32Array(capacity)
+    const values = new Int32Array(capacity)
+    for (let i = 0; i < oldHashes.length; i++) {
+      const hash = oldHashes[i]!
+      if (hash === 0) continue
+      let slot = hash & mask
+      while (hashes[slot] !== 0) slot = (slot + 1) & mask
+      hashes[slot] = hash
+      values[slot] = oldValues[i]!
+    }
+    this.#hashes = hashes
+    this.#values = values
+    this.#mask = mask
+  }
+}
+
+/**
+ * FNV-1a over the ID's UTF-16 code units, then murmur3's finaliser, never 0 (the table's empty
+ * mark). The finaliser is for the low bits, which pick the slot: FNV-1a's multiplications carry a
+ * character only upwards, so IDs that differ in one character (`…-1041`, `…-1042`) would land in
+ * runs of neighbouring slots, which linear probing turns into long searches.
+ */
+export function messageIdHash (id: string): number {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193)
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b)
+  hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35)
+  hash ^= hash >>> 16
+  return hash === 0 ? 1 : hash
+}

@@ -1,0 +1,47 @@
+import t from 'tap'
+import fc from 'fast-check'
+import { MessageIdTable, messageIdHash } from '../src/store/memory/message-id-table.js'
+import { joinedUtf8 } from '../src/store/memory/joined-utf8.js'
+
+t.test('the table answers as a Map of the same IDs does, for IDs it holds and IDs it does not', async (t) => {
+  fc.assert(fc.property(fc.uniqueArray(fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }), { maxLength: 300 }), fc.array(fc.string({ maxLength: 40 }), { maxLength: 50 }), (ids, others) => {
+    const table = new MessageIdTable((value) => ids[value]!)
+    const map = new Map<string, number>()
+    ids.forEach((id, i) => { table.add(id, i); map.set(id, i) })
+    if (table.size !== map.size) return false
+    for (const id of [...ids, ...others]) if (table.get(id) !== (map.get(id) ?? -1)) return false
+    return true
+  }), { numRuns: 300 })
+})
+
+t.test('IDs whose hashes collide are told apart by the IDs themselves', async (t) => {
+  // Every ID gets the same hash: a run of full slots, each match checked against the owner's ID.
+  const ids = Array.from({ length: 100 }, (_, i) => `id-${i}`)
+  const table = new MessageIdTable((value) => ids[value]!, 4)
+  ids.forEach((id, i) => table.add(id, i, 7))
+  ids.forEach((id, i) => t.equal(table.get(id, 7), i))
+  t.equal(table.get('id-100', 7), -1)
+  t.equal(table.get('id-5'), -1, 'another hash finds nothing')
+})
+
+t.test('the hash is never 0 (the empty mark), and IDs differing in one character spread over the low bits', async (t) => {
+  t.not(messageIdHash(''), 0)
+  const slots = new Set<number>()
+  for (let i = 0; i < 1024; i++) slots.add(messageIdHash(`bench-live-${1_000_000 + i}`) & 1023)
+  t.ok(slots.size > 550, `1,024 sequential IDs take ${slots.size} of 1,024 slots (random: about 647)`)
+})
+
+t.test('texts joined into one buffer: the same bytes as Buffer.from of their concatenation, with their offsets', async (t) => {
+  fc.assert(fc.property(fc.array(fc.string({ unit: fc.constantFrom('a', 'b', '{', '"', 'é', '€', '😀', '\uD800') })), fc.boolean(), (texts, lineBreaks) => {
+    const { bytes, offsets } = joinedUtf8(texts, lineBreaks)
+    const expected = Buffer.from(texts.map((text) => lineBreaks ? text + '\n' : text).join(''))
+    if (!bytes.equals(expected) || offsets.length !== texts.length + 1 || offsets[0] !== 0) return false
+    return texts.every((text, i) => bytes.subarray(offsets[i], offsets[i + 1]).equals(Buffer.from(lineBreaks ? text + '\n' : text)))
+  }), { numRuns: 2000 })
+  t.same(joinedUtf8([], true).bytes.length, 0)
+})
+
+t.test('a text that is not ASCII but writes exactly its length when cut short is still seen ("éa" in 2 bytes)', async (t) => {
+  t.same(joinedUtf8(['éa'], false).bytes, Buffer.from('éa'))
+  t.same(joinedUtf8(['a', 'éa'], true).bytes, Buffer.from('a\néa\n'))
+})
