@@ -51,3 +51,19 @@ t.test('a long run keeps a bounded summary and stays correct', async (t) => {
   t.same(log.resume('abc-4000'), { since: new Date(T0 + 4001 * 60_000).toISOString() })
   t.same(ids(log.resume('abc-4995')), [4996, 4997, 4998, 4999, 5000])
 })
+
+t.test('since, from dropped events in many minutes, wire-form and with an offset: the same as parsing each', async (t) => {
+  const log = new EventLog('abc', { events: 5, ms: Infinity })
+  // Many events per minute (the minute is parsed once per minute), then one in +02:00, and
+  // minutes going back (a late event): each reset names the earliest minute after its cursor.
+  const times = [0, 10, 59_999, 60_000, 61_000, 119_999, 125_000, 30_000, 180_000, 181_000, 240_500]
+  const events = times.map((ms, i) => live(i + 1, ms))
+  events[6] = { ...events[6]!, message: { ...events[6]!.message, date_time: '2025-01-01T02:02:05.000+02:00' } }
+  log.append(events)
+  for (let cursor = 0; cursor < times.length - 5; cursor++) {
+    // Dropped events (the first 6) count by their minute, kept ones by their own time.
+    const later = times.map((ms, i) => i < 6 ? Math.floor(ms / 60_000) * 60_000 : ms).slice(cursor)
+    const earliest = Math.min(...later)
+    t.same(log.resume(`abc-${cursor}`), { since: new Date(T0 + earliest).toISOString() }, `after ${cursor}`)
+  }
+})

@@ -147,15 +147,38 @@ export class EventLog {
   }
 
   #markDropped (event: LiveEvent): void {
-    const minuteMs = Math.floor(Date.parse(event.message.date_time) / MINUTE_MS) * MINUTE_MS
+    const minuteMs = this.#minuteOf(event.message.date_time)
     const marks = this.#droppedMarks
-    while (marks.length > 0 && marks[marks.length - 1]!.minuteMs >= minuteMs) marks.pop()
-    marks.push({ seq: event.seq, minuteMs })
-    if (marks.length > MAX_DROPPED_MARKS) {
-      // The two oldest become one: its seq the later, its minute the earlier.
-      marks[1] = { seq: marks[1]!.seq, minuteMs: marks[0]!.minuteMs }
-      marks.shift()
+    const last = marks[marks.length - 1]
+    if (last !== undefined && last.minuteMs === minuteMs) {
+      // The usual case, an event of the same minute as the one dropped before it: the mark it
+      // would replace, moved on (one event at a time, without a new mark for each).
+      last.seq = event.seq
+    } else {
+      while (marks.length > 0 && marks[marks.length - 1]!.minuteMs >= minuteMs) marks.pop()
+      marks.push({ seq: event.seq, minuteMs })
+      if (marks.length > MAX_DROPPED_MARKS) {
+        // The two oldest become one: its seq the later, its minute the earlier.
+        marks[1] = { seq: marks[1]!.seq, minuteMs: marks[0]!.minuteMs }
+        marks.shift()
+      }
     }
     this.#lastDroppedSeq = event.seq
+  }
+
+  /** The last minute parsed, by its text: events dropped one after another mostly share it. */
+  #minuteText = ''
+  #minuteMs = 0
+
+  /** The date-time's minute, floored; parsed once per minute for wire-form (UTC) date-times. */
+  #minuteOf (dateTime: string): number {
+    const wire = dateTime.length === 24 && dateTime.charCodeAt(23) === 0x5a // ...Z
+    if (wire && this.#minuteText !== '' && dateTime.startsWith(this.#minuteText)) return this.#minuteMs
+    const minuteMs = Math.floor(Date.parse(dateTime) / MINUTE_MS) * MINUTE_MS
+    if (wire) {
+      this.#minuteText = dateTime.slice(0, 17) // through the minute and its colon
+      this.#minuteMs = minuteMs
+    }
+    return minuteMs
   }
 }

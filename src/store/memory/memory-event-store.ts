@@ -130,6 +130,7 @@ export class MemoryEventStore implements EventStore {
     // The group's own new events, by message_id: a later call (or line) of the group with one of
     // their IDs is judged against them.
     const accepted: Message[] = []
+    const acceptedHashes: number[] = []
     const acceptedById = MemorySegment.messageIdTable(accepted, group.reduce((sum, { events }) => sum + events.length, 0))
     const outcomes: WriteOutcome[] = []
     const stored: IngestEvent[] = []
@@ -143,6 +144,7 @@ export class MemoryEventStore implements EventStore {
         if (known === undefined) {
           acceptedById.add(message.message_id, accepted.length, hash)
           accepted.push(message)
+          acceptedHashes.push(hash)
           outcome.stored.push(ingest)
           stored.push(ingest)
         } else if (sameEvent(known, message)) {
@@ -163,7 +165,7 @@ export class MemoryEventStore implements EventStore {
       for (const call of group) call.reject(error)
       return
     }
-    if (segment !== undefined) this.#add(stored.map(({ event }) => event.message), segment)
+    if (segment !== undefined) this.#add(accepted, segment, acceptedHashes)
     group.forEach((call, i) => { call.resolve(outcomes[i]!) })
   }
 
@@ -179,9 +181,10 @@ export class MemoryEventStore implements EventStore {
    * ingest's recent events: only the new events are copied), else merged with the last ones
    * while they are of similar size; either while the result stays small.
    */
-  #add (messages: readonly Message[], added: MemorySegment): void {
-    for (const message of messages) {
-      this.#addedById.add(message.message_id, this.#added.length)
+  #add (messages: readonly Message[], added: MemorySegment, hashes?: readonly number[]): void {
+    for (let i = 0; i < messages.length; i++) {
+      const message = messages[i]!
+      this.#addedById.add(message.message_id, this.#added.length, hashes?.[i])
       this.#added.push(message)
     }
     const segments = this.#segments
@@ -189,7 +192,7 @@ export class MemoryEventStore implements EventStore {
     while (segments.length > this.#firstMergeable) {
       const last = segments[segments.length - 1]!
       if (last.size + segment.size > MERGE_LIMIT) break
-      const appended = MemorySegment.append(last, segment)
+      const appended = MemorySegment.append(last, segment, MERGE_LIMIT)
       if (appended === undefined && last.size > 2 * segment.size) break
       segments.pop()
       segment = appended ?? MemorySegment.merge(last, segment)

@@ -195,19 +195,22 @@ export class MemorySegment {
    * ingest's time (BENCHMARKS.md, "What profiling found"). The room doubles when it runs out.
    * a stays as it was: it reads only its own events.
    */
-  static append (a: MemorySegment, b: MemorySegment): MemorySegment | undefined {
+  static append (a: MemorySegment, b: MemorySegment, expectedSize = 0): MemorySegment | undefined {
     if (a.size > 0 && b.size > 0 && !comesFirst(a, a.size - 1, b, 0)) return undefined
     const size = a.size + b.size
     const aBytes = a.#jsonOffsets[a.size]!
     const bytes = aBytes + b.#jsonOffsets[b.size]!
     let room = a.#room
     if (room === undefined || room.used !== a.size || room.times.length < size || room.json.length < bytes) {
-      const events = Math.max(1024, 2 * size)
+      // Room for what the caller expects the segment to grow to (pages not written to are never
+      // given memory), or twice this one.
+      const events = Math.max(1024, 2 * size, expectedSize)
+      const bytesPerEvent = bytes / Math.max(1, size)
       room = {
         messages: a.#messages.slice(0, a.size),
         times: new Float64Array(events),
         offsets: new Uint32Array(events + 1),
-        json: Buffer.allocUnsafe(Math.max(256 * 1024, 2 * bytes)),
+        json: Buffer.allocUnsafe(Math.max(256 * 1024, 2 * bytes, Math.ceil(1.25 * bytesPerEvent * expectedSize))),
         used: a.size
       }
       room.times.set(a.#times.subarray(0, a.size))
