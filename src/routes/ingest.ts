@@ -77,7 +77,7 @@ function servableEvents (lines: readonly EventLine[], registry: EntityRegistry):
     }
     const { message } = parsed.event
     if (registry.knowsEntityOf(message)) {
-      events.push({ event: parsed.event, line: parsed.line, json: parsed.json })
+      events.push(parsed)
     } else {
       // It could never be served: refused rather than stored out of sight.
       const entity = message.device_id !== undefined ? `device ${JSON.stringify(message.device_id)}` : `space ${JSON.stringify(message.space_id)}`
