@@ -6,6 +6,7 @@ import type { Message } from '../schemas/message.js'
 import type { StoredEvent } from '../src/data/event-lines.js'
 import type { EventBatch } from '../src/store/event-store.js'
 import { MemoryEventStore } from '../src/store/memory/memory-event-store.js'
+import { EventsFileAppender } from '../src/store/memory/events-file-appender.js'
 import { MemorySegment } from '../src/store/memory/memory-segment.js'
 import { encodeMessage } from '../src/store/message-json.js'
 
@@ -107,10 +108,11 @@ t.test('a group that fails on a defect rejects its calls, writes nothing, and th
   const file = join(t.testdir(), 'events.ndjson')
   writeFileSync(file, '')
   const store = new MemoryEventStore([stored('a', 0)], file)
-  const fromEncoded = MemorySegment.fromEncoded
-  MemorySegment.fromEncoded = () => { throw new Error('a defect while building the segment') }
+  // Either way of building the group's segment (its own, or appended into the last one's room).
+  const { fromEncoded, appendEncoded } = MemorySegment
+  MemorySegment.fromEncoded = MemorySegment.appendEncoded = () => { throw new Error('a defect while building the segment') }
   const failed = await Promise.allSettled([store.writeEvents([ingest(stored('b', 1000), 1)])])
-  MemorySegment.fromEncoded = fromEncoded
+  Object.assign(MemorySegment, { fromEncoded, appendEncoded })
   t.equal(failed[0]!.status, 'rejected')
   const later = await Promise.race([store.writeEvents([ingest(stored('c', 2000), 1)]), new Promise((resolve) => setTimeout(() => resolve('stuck'), 2000))])
   t.not(later, 'stuck', 'the store still takes writes')
@@ -154,4 +156,28 @@ t.test('a store taking ingests in time order keeps few segments, and one out of 
   t.equal(ids.length, 30_002)
   t.equal(ids.indexOf('late'), 501, 'in its place in time (after base and n00000-n00499)')
   t.same(readFileSync(file, 'utf8').split('\n').length - 1, 30_001, 'every event in the file')
+})
+
+t.test('events written into the last segment\'s room: not ASCII, after a failed append, and never seen by the segment before them', async (t) => {
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const store = new MemoryEventStore([stored('a', 0)], file)
+  const accented = (id: string, ms: number): StoredEvent => ({ ...stored(id, ms), message: { ...stored(id, ms).message, space_id: 'salle-é-😀' } })
+  await store.writeEvents([ingest(stored('b', 1000), 1), ingest(accented('c', 2000), 2)])
+  const before = await answer(store)
+  // The file cannot take the next group: its events were written into the room already.
+  const append = EventsFileAppender.prototype.append
+  EventsFileAppender.prototype.append = async () => { throw new Error('disk full') }
+  const failed = await Promise.allSettled([store.writeEvents([ingest(stored('d', 3000), 1)])])
+  EventsFileAppender.prototype.append = append
+  t.equal(failed[0]!.status, 'rejected')
+  t.same(await answer(store), before, 'the store serves what it served before')
+  await store.writeEvents([ingest(accented('e', 4000), 1), ingest(stored('f', 5000), 2)])
+  const after = await answer(store)
+  t.same(after.ids, ['a', 'b', 'c', 'e', 'f'])
+  const expected: Record<string, StoredEvent> = { a: stored('a', 0), b: stored('b', 1000), c: accented('c', 2000), e: accented('e', 4000), f: stored('f', 5000) }
+  t.same(after.json, after.ids.map((id) => encodeMessage(expected[id]!.message)), 'each event its own bytes, the accented ones too')
+  t.same(readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line).message_id), ['b', 'c', 'e', 'f'], 'nothing of the failed group in the file')
+  t.equal(store.segmentCount, 2, 'the loaded segment and one of ingests')
+  await store.close()
 })

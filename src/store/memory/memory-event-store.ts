@@ -16,6 +16,9 @@ import { messageIdHash } from './message-id-table.js'
  */
 const MERGE_LIMIT = 16_384
 
+/** The largest group's lines whose buffer is kept for the next group (a rare huge ingest's is not). */
+const LINE_BUFFER_MAX = 16 * 1024 * 1024
+
 /**
  * The embedded store: every event in memory, in immutable segments (memory-segment.ts). The
  * events of EVENTS_FILE are the first; each ingest appends its new events to the file (flushed to
@@ -31,6 +34,8 @@ export class MemoryEventStore implements EventStore {
   readonly #addedById = MemorySegment.messageIdTable(this.#added)
   /** Segments are built from this one on (the first, loaded one, is never rebuilt). */
   #firstMergeable = 1
+  /** Where a group's lines are put together for the file, kept from one group to the next. */
+  #lineBuffer: Buffer | undefined
   /** Calls of writeEvents waiting for the next group commit, in call order. */
   #waiting: WriteCall[] = []
   /** Settles once the group commits under way (if any) are done. */
@@ -119,7 +124,10 @@ export class MemoryEventStore implements EventStore {
   /** Events another process has already appended to the same file (cluster workers): served from now on. */
   takeWrittenElsewhere (events: readonly StoredEvent[]): void {
     const fresh = events.filter(({ message }) => this.#stored(message.message_id) === undefined)
-    if (fresh.length > 0) this.#add(fresh.map(({ message }) => message), new MemorySegment(fresh))
+    if (fresh.length > 0) {
+      this.#remember(fresh.map(({ message }) => message))
+      this.#add(new MemorySegment(fresh))
+    }
   }
 
   async #commit (group: readonly WriteCall[]): Promise<void> {
@@ -156,16 +164,31 @@ export class MemoryEventStore implements EventStore {
       outcome.written = outcome.stored.length
       outcomes.push(outcome)
     }
-    // Built before the append: whatever fails here fails before anything is on disk.
-    const segment = stored.length > 0 ? MemorySegment.fromEncoded(stored) : undefined
-    const lines = joinedUtf8(stored.map(({ json }) => json), true).bytes
+    // Built before the append: whatever fails here fails before anything is on disk. Events that
+    // come after the last segment's are written straight into its room; that segment reads only
+    // its own events, so nothing changes for anyone until the new segment takes its place.
+    const ordered = MemorySegment.inAnswerOrder(stored)
+    // A full last segment (or none after the loaded one) is not appended to: a new one starts, with room.
+    const last = this.#segments.length > this.#firstMergeable ? this.#segments[this.#segments.length - 1]! : undefined
+    const base = last !== undefined && last.size + stored.length <= MERGE_LIMIT ? last : undefined
+    const appended = stored.length > 0 && stored.length <= MERGE_LIMIT ? MemorySegment.appendEncoded(base, ordered, MERGE_LIMIT) : undefined
+    const segment = appended ?? (stored.length > 0 ? MemorySegment.fromEncoded(ordered) : undefined)
+    const lines = joinedUtf8(stored.map(({ json }) => json), true, this.#lineBuffer)
+    // Kept for the next group (one group at a time is written): its pages stay in memory.
+    if (lines.bytes.buffer !== this.#lineBuffer?.buffer) this.#lineBuffer = lines.bytes.length <= LINE_BUFFER_MAX ? Buffer.allocUnsafe(2 * lines.bytes.length) : undefined
     try {
-      await this.#appender.append(lines)
+      await this.#appender.append(lines.bytes)
     } catch (error) {
       for (const call of group) call.reject(error)
       return
     }
-    if (segment !== undefined) this.#add(accepted, segment, acceptedHashes)
+    this.#remember(accepted, acceptedHashes)
+    if (appended !== undefined) {
+      if (base !== undefined) this.#segments.pop()
+      this.#segments.push(appended)
+    } else if (segment !== undefined) {
+      this.#add(segment)
+    }
     group.forEach((call, i) => { call.resolve(outcomes[i]!) })
   }
 
@@ -176,17 +199,21 @@ export class MemoryEventStore implements EventStore {
     return added === -1 ? undefined : this.#added[added]
   }
 
-  /**
-   * A new segment of these messages, appended to the last one when it comes after it (a live
-   * ingest's recent events: only the new events are copied), else merged with the last ones
-   * while they are of similar size; either while the result stays small.
-   */
-  #add (messages: readonly Message[], added: MemorySegment, hashes?: readonly number[]): void {
+  /** Messages added after the first segment, by message_id (`hashes`: their messageIdHash, when known). */
+  #remember (messages: readonly Message[], hashes?: readonly number[]): void {
     for (let i = 0; i < messages.length; i++) {
       const message = messages[i]!
       this.#addedById.add(message.message_id, this.#added.length, hashes?.[i])
       this.#added.push(message)
     }
+  }
+
+  /**
+   * A new segment, appended to the last one when it comes after it (a live
+   * ingest's recent events: only the new events are copied), else merged with the last ones
+   * while they are of similar size; either while the result stays small.
+   */
+  #add (added: MemorySegment): void {
     const segments = this.#segments
     let segment = added
     while (segments.length > this.#firstMergeable) {

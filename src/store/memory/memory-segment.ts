@@ -117,36 +117,79 @@ export class MemorySegment {
     this.#index()
   }
 
+  /** Events in answer order: as they are when they come in order (a live ingest's usually do), else sorted. */
+  static inAnswerOrder<T extends { readonly event: StoredEvent }> (events: readonly T[]): readonly T[] {
+    for (let i = 1; i < events.length; i++) {
+      if (byTimeThenId(events[i - 1]!.event, events[i]!.event) > 0) return [...events].sort((a, b) => byTimeThenId(a.event, b.event))
+    }
+    return events
+  }
+
   /**
    * A segment of events whose wire JSON is already made (an ingest's: see IngestEvent.json), in
-   * answer order, without encoding them again: their texts as they are, sorted only when they do
-   * not come in order already (a live ingest's usually do).
+   * answer order, without encoding them again: their texts as they are.
    */
   static fromEncoded (events: ReadonlyArray<{ readonly event: StoredEvent, readonly json: string }>): MemorySegment {
-    let ordered = events
-    for (let i = 1; i < events.length; i++) {
-      if (byTimeThenId(events[i - 1]!.event, events[i]!.event) > 0) {
-        ordered = [...events].sort((a, b) => byTimeThenId(a.event, b.event))
-        break
-      }
-    }
+    const ordered = MemorySegment.inAnswerOrder(events)
     const count = ordered.length
     const messages: Message[] = new Array(count)
     const times = new Float64Array(count)
     const texts: string[] = new Array(count)
     for (let i = 0; i < count; i++) {
       const { event, json } = ordered[i]!
-      const message = event.message
-      message.message_code = intern(message.message_code)
-      message.message_category = message.message_category === 'alert' ? 'alert' : 'notification'
-      if (message.device_id !== undefined) message.device_id = intern(message.device_id)
-      if (message.space_id !== undefined) message.space_id = intern(message.space_id)
-      messages[i] = message
+      messages[i] = storedForm(event.message)
       times[i] = event.epochMs
       texts[i] = json
     }
     const { bytes: json, offsets } = joinedUtf8(texts, false)
     return new MemorySegment([], { messages, times, json, offsets, lazyIndexes: true })
+  }
+
+  /**
+   * Events whose wire JSON is made (in answer order) after a's, as one segment, written straight
+   * into the room after a's events (MemorySegment.append; a new room when there is none, or too
+   * little): an ingest's bytes go to their place in the store without a segment of their own
+   * first, whose fresh memory the kernel had to fault in page by page only to be copied once
+   * more. undefined when the events do not all come after a's.
+   */
+  static appendEncoded (a: MemorySegment | undefined, events: ReadonlyArray<{ readonly event: StoredEvent, readonly json: string }>, expectedSize = 0): MemorySegment | undefined {
+    const base = a ?? EMPTY
+    if (base.size > 0 && events.length > 0) {
+      const last = base.#messages[base.size - 1]!
+      const first = events[0]!.event
+      const lastMs = base.#times[base.size - 1]!
+      if (!(lastMs < first.epochMs || (lastMs === first.epochMs && compareMessageIds(last.message_id, first.message.message_id) < 0))) return undefined
+    }
+    const size = base.size + events.length
+    const baseBytes = base.#jsonOffsets[base.size]!
+    let characters = 0
+    for (let i = 0; i < events.length; i++) characters += events[i]!.json.length
+    // UTF-8 is at least a byte a character: room for the characters (and one more of 4 bytes,
+    // see joined-utf8.ts) holds ASCII texts, and a text that is not ASCII shows by its count.
+    let room = MemorySegment.#roomFor(base, size, baseBytes + characters + 4, expectedSize)
+    let end = writeTexts(room.json, baseBytes, events, room.offsets, base.size, true)
+    if (end === -1) {
+      let bytes = 0
+      for (let i = 0; i < events.length; i++) bytes += Buffer.byteLength(events[i]!.json)
+      room = MemorySegment.#roomFor(base, size, baseBytes + bytes, expectedSize)
+      end = writeTexts(room.json, baseBytes, events, room.offsets, base.size, false)
+    }
+    const { messages, times } = room
+    for (let k = 0; k < events.length; k++) {
+      const { event } = events[k]!
+      messages.push(storedForm(event.message))
+      times[base.size + k] = event.epochMs
+    }
+    room.used = size
+    return new MemorySegment([], {
+      messages,
+      size,
+      room,
+      times: times.subarray(0, size),
+      json: room.json.subarray(0, end),
+      offsets: room.offsets.subarray(0, size + 1),
+      lazyIndexes: true
+    })
   }
 
   /**
@@ -200,23 +243,7 @@ export class MemorySegment {
     const size = a.size + b.size
     const aBytes = a.#jsonOffsets[a.size]!
     const bytes = aBytes + b.#jsonOffsets[b.size]!
-    let room = a.#room
-    if (room === undefined || room.used !== a.size || room.times.length < size || room.json.length < bytes) {
-      // Room for what the caller expects the segment to grow to (pages not written to are never
-      // given memory), or twice this one.
-      const events = Math.max(1024, 2 * size, expectedSize)
-      const bytesPerEvent = bytes / Math.max(1, size)
-      room = {
-        messages: a.#messages.slice(0, a.size),
-        times: new Float64Array(events),
-        offsets: new Uint32Array(events + 1),
-        json: Buffer.allocUnsafe(Math.max(256 * 1024, 2 * bytes, Math.ceil(1.25 * bytesPerEvent * expectedSize))),
-        used: a.size
-      }
-      room.times.set(a.#times.subarray(0, a.size))
-      room.offsets.set(a.#jsonOffsets.subarray(0, a.size + 1))
-      a.#json.copy(room.json, 0, 0, aBytes)
-    }
+    const room = MemorySegment.#roomFor(a, size, bytes, expectedSize)
     const { messages, times, offsets } = room
     b.#json.copy(room.json, aBytes, 0, b.#jsonOffsets[b.size]!)
     times.set(b.#times.subarray(0, b.size), a.size)
@@ -234,6 +261,32 @@ export class MemorySegment {
       offsets: offsets.subarray(0, size + 1),
       lazyIndexes: true
     })
+  }
+
+  /**
+   * a's room, when a is the newest segment on it and it has space for `size` events of `bytes`;
+   * otherwise a new one holding a copy of a's events: sized for what the caller expects the
+   * segment to grow to (pages never written to are never given memory), or twice this one.
+   */
+  static #roomFor (a: MemorySegment, size: number, bytes: number, expectedSize: number): SharedRoom {
+    const room = a.#room
+    if (room !== undefined && room.used === a.size && room.times.length >= size && room.json.length >= bytes) {
+      return room
+    }
+    const events = Math.max(1024, 2 * size, expectedSize)
+    const aBytes = a.#jsonOffsets[a.size]!
+    const bytesPerEvent = bytes / Math.max(1, size)
+    const fresh: SharedRoom = {
+      messages: a.#messages.slice(0, a.size),
+      times: new Float64Array(events),
+      offsets: new Uint32Array(events + 1),
+      json: Buffer.allocUnsafe(Math.max(256 * 1024, 2 * bytes, Math.ceil(1.25 * bytesPerEvent * expectedSize))),
+      used: a.size
+    }
+    fresh.times.set(a.#times.subarray(0, a.size))
+    fresh.offsets.set(a.#jsonOffsets.subarray(0, a.size + 1))
+    a.#json.copy(fresh.json, 0, 0, aBytes)
+    return fresh
   }
 
   /** The device and space indexes of the events in order, and the message_id index unless given. */
@@ -395,6 +448,38 @@ export class MemorySegment {
     merged.sort()
     return { positions: unique(merged), ofSelectedEntities: true }
   }
+}
+
+/** No events: what appendEncoded appends to when a segment starts. */
+const EMPTY = new MemorySegment([])
+
+/**
+ * The message as the store keeps it: its identifiers interned (the registry's strings, so its
+ * lookups compare pointers), its category one of the two literals.
+ */
+function storedForm (message: Message): Message {
+  message.message_code = intern(message.message_code)
+  message.message_category = message.message_category === 'alert' ? 'alert' : 'notification'
+  if (message.device_id !== undefined) message.device_id = intern(message.device_id)
+  if (message.space_id !== undefined) message.space_id = intern(message.space_id)
+  return message
+}
+
+/**
+ * Writes the events' texts as UTF-8 from `at` on, their ends into offsets from offsets[first + 1]
+ * on; the end of the last. With `asciiOnly` (the target sized by characters, see appendEncoded),
+ * -1 as soon as a text is not ASCII: the caller sizes the target by bytes and writes again.
+ */
+function writeTexts (target: Buffer, at: number, events: ReadonlyArray<{ readonly json: string }>, offsets: Uint32Array, first: number, asciiOnly: boolean): number {
+  const room = target.length
+  for (let i = 0; i < events.length; i++) {
+    const text = events[i]!.json
+    const written = target.write(text, at, room - at, 'utf8')
+    if (asciiOnly && written !== text.length) return -1
+    at += written
+    offsets[first + i + 1] = at
+  }
+  return at
 }
 
 /** The positions of a sorted list without repeats: a device's event is in its device's window and in its space's. */
