@@ -1,6 +1,8 @@
 import t from 'tap'
+import fc from 'fast-check'
 import { EventLog } from '../src/live/event-log.js'
 import type { LiveEvent } from '../src/live/live-event.js'
+import { encodeMessage } from '../src/store/message-json.js'
 
 const T0 = Date.UTC(2025, 0, 1)
 const live = (seq: number, ms: number): LiveEvent => ({
@@ -66,4 +68,42 @@ t.test('since, from dropped events in many minutes, wire-form and with an offset
     const earliest = Math.min(...later)
     t.same(log.resume(`abc-${cursor}`), { since: new Date(T0 + earliest).toISOString() }, `after ${cursor}`)
   }
+})
+
+t.test('a resumed event\'s JSON is its message\'s wire form (the log keeps messages, not their JSON)', async (t) => {
+  const log = new EventLog('abc', { events: 100, ms: Infinity })
+  const event: LiveEvent = { seq: 1, message: { message_id: 'm-é', message_code: 'C', message_category: 'notification', date_time: '2025-01-01T00:00:00.000Z', device_id: 'd', space_id: 's/1' }, json: '' }
+  log.append([{ ...event, json: encodeMessage(event.message) }, live(2, 1000)])
+  const resumed = log.resume('abc-0')
+  t.ok('events' in resumed)
+  if (!('events' in resumed)) return
+  t.same(resumed.events.map(({ seq }) => seq), [1, 2])
+  t.equal(resumed.events[0]!.json, '{"message_id":"m-é","message_code":"C","message_category":"notification","date_time":"2025-01-01T00:00:00.000Z","device_id":"d","space_id":"s/1"}')
+  t.equal(resumed.events[1]!.json, encodeMessage(resumed.events[1]!.message))
+})
+
+t.test('the log\'s ring, growing and wrapping, resumes as a plain list of the last events would', async (t) => {
+  fc.assert(fc.property(fc.integer({ min: 1, max: 3000 }), fc.array(fc.integer({ min: 1, max: 700 }), { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 6000 }), (keep, chunks, cursorSeed) => {
+    const log = new EventLog('abc', { events: keep, ms: Infinity })
+    let seq = 0
+    for (const size of chunks) log.append(Array.from({ length: size }, () => { seq++; return live(seq, seq * 1000) }))
+    const kept = Math.min(keep, seq)
+    if (log.size !== kept) return false
+    const cursor = cursorSeed % (seq + 1)
+    const resumed = log.resume(`abc-${cursor}`)
+    const firstKept = seq - kept + 1
+    if (cursor < firstKept - 1) return 'since' in resumed
+    return 'events' in resumed && resumed.events.length === seq - cursor && resumed.events.every((event, i) => event.seq === cursor + 1 + i && event.message.message_id === `m${cursor + 1 + i}`)
+  }), { numRuns: 300 })
+})
+
+t.test('events dropped by age from a ring that has wrapped', async (t) => {
+  const log = new EventLog('abc', { events: 1500, ms: 10_000 })
+  let seq = 0
+  for (let second = 0; second < 40; second++) log.append(Array.from({ length: 100 }, () => { seq++; return live(seq, seq) }), second * 1000)
+  t.equal(log.size, 1100, 'the events of the last 10 s and of its first instant (100 a second; the ring holds 1,500)')
+  t.same(ids(log.resume('abc-3500', 39_000)).slice(0, 2), [3501, 3502])
+  t.ok('since' in log.resume('abc-2000', 39_000))
+  log.append([live(seq + 1, seq + 1)], 100_000)
+  t.equal(log.size, 1, 'everything older than 10 s dropped')
 })

@@ -81,7 +81,10 @@ t.test('live: matching events of known entities, byte for byte as the events end
 t.test('resume with Last-Event-ID: everything accepted after the cursor, none twice, then live', async (t) => {
   const { app, base } = await listening(t)
   const first = stream(t, `${base}/svc/v2/events/stream?device_ids=soap-001`)
+  // Stays connected throughout: what it got live is what a resume must hand out, byte for byte.
+  const watcher = stream(t, `${base}/svc/v2/events/stream?device_ids=soap-001`)
   await first.until((client) => client.status === 200)
+  await watcher.until((client) => client.status === 200)
   const a1 = event()
   const a2 = event()
   await ingest(app, [a1, a2])
@@ -96,6 +99,8 @@ t.test('resume with Last-Event-ID: everything accepted after the cursor, none tw
   const ids = resumed.messages.map((frame) => JSON.parse(frame.data!).message_id)
   t.same(ids, [a2.message_id, b1.message_id, b3.message_id], 'what came after the cursor, matching the filter')
   t.equal(new Set(ids).size, 3, 'none twice')
+  await watcher.until((client) => client.messages.length === 4)
+  t.same(resumed.messages.map(({ id, data }) => ({ id, data })), watcher.messages.slice(1).map(({ id, data }) => ({ id, data })), 'each resumed event byte for byte as it went out live, with its cursor')
   await ingest(app, [event()])
   await resumed.until((client) => client.messages.length === 4, 5000, 'live after the resume')
 

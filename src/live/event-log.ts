@@ -1,3 +1,5 @@
+import type { Message } from '../../schemas/message.js'
+import { encodeMessage } from '../store/message-json.js'
 import { formatEventTime } from '../time/rfc3339.js'
 import type { LiveEvent } from './live-event.js'
 
@@ -15,6 +17,9 @@ export type Resumption =
   | { since: string }
 
 const MINUTE_MS = 60_000
+
+/** The log's first room, in events; it doubles up to the retention's count. */
+const INITIAL_CAPACITY = 1024
 
 /** Bounds the summary of dropped events (a year of minutes is 525,600). */
 const MAX_DROPPED_MARKS = 100_000
@@ -34,10 +39,23 @@ const MAX_DROPPED_MARKS = 100_000
 export class EventLog {
   readonly logId: string
   readonly #retention: Retention
-  #events: LiveEvent[] = []
-  #acceptedAt: number[] = []
-  /** Index of the first kept event in the arrays (dropping from the front without copying each time). */
-  #first = 0
+  /**
+   * The kept events' seqs and messages, not their JSON: a million JSON strings kept in the heap
+   * were a third of what the collector copied per ingested event (BENCHMARKS.md, "What profiling
+   * found"). A resumed event's JSON is made again from its message, which gives the same bytes
+   * (LiveEvent.json is always the message's wire form, encodeMessage's), and only for the events a
+   * resuming stream's filter keeps.
+   */
+  //
+  // A ring: the oldest kept event at #head, #count of them, wrapping at the arrays' length; it
+  // doubles while it holds fewer than the retention's count, and once it does, each new event
+  // takes the slot of the one dropped for it. An array that grew and was compacted by copying a
+  // million entries was a tenth of an ingest's profile.
+  #seqs = new Float64Array(INITIAL_CAPACITY)
+  #acceptedAt = new Float64Array(INITIAL_CAPACITY)
+  #messages: Array<Message | undefined> = new Array(INITIAL_CAPACITY)
+  #head = 0
+  #count = 0
   #lastSeq = 0
   /** Monotonic stack of the dropped events' earliest minutes (see above). */
   #droppedMarks: Array<{ seq: number, minuteMs: number }> = []
@@ -59,7 +77,7 @@ export class EventLog {
   }
 
   get size (): number {
-    return this.#events.length - this.#first
+    return this.#count
   }
 
   cursorOf (seq: number): string {
@@ -68,10 +86,16 @@ export class EventLog {
 
   /** Appends events in seq order, then drops what the retention no longer keeps. */
   append (events: readonly LiveEvent[], now = Date.now()): void {
+    const maxEvents = this.#retention.events
     for (const event of events) {
       if (event.seq <= this.#lastSeq) continue
-      this.#events.push(event)
-      this.#acceptedAt.push(now)
+      if (this.#count >= maxEvents && this.#count > 0) this.#dropOldest()
+      if (this.#count === this.#seqs.length) this.#grow()
+      const slot = this.#slot(this.#count)
+      this.#seqs[slot] = event.seq
+      this.#acceptedAt[slot] = now
+      this.#messages[slot] = event.message
+      this.#count++
       this.#lastSeq = event.seq
     }
     this.#dropExpired(now)
@@ -85,11 +109,48 @@ export class EventLog {
     const firstSeq = this.#firstSeq()
     // Events after the cursor were dropped, or came before this process joined the log.
     if (seq < firstSeq - 1) return { since: this.#since(seq) }
-    return { events: this.#events.slice(this.#first + (seq + 1 - firstSeq)) }
+    const events: LiveEvent[] = []
+    for (let i = seq + 1 - firstSeq; i < this.#count; i++) {
+      const slot = this.#slot(i)
+      events.push(new LoggedEvent(this.#seqs[slot]!, this.#messages[slot]!))
+    }
+    return { events }
+  }
+
+  /** The slot of the i-th kept event (0: the oldest). */
+  #slot (i: number): number {
+    const slot = this.#head + i
+    return slot < this.#seqs.length ? slot : slot - this.#seqs.length
+  }
+
+  /** Twice the room, the kept events moved to its start in order. */
+  #grow (): void {
+    const capacity = Math.min(this.#seqs.length * 2, Math.max(this.#retention.events, this.#seqs.length + 1))
+    const seqs = new Float64Array(capacity)
+    const acceptedAt = new Float64Array(capacity)
+    const messages: Array<Message | undefined> = new Array(capacity)
+    for (let i = 0; i < this.#count; i++) {
+      const slot = this.#slot(i)
+      seqs[i] = this.#seqs[slot]!
+      acceptedAt[i] = this.#acceptedAt[slot]!
+      messages[i] = this.#messages[slot]
+    }
+    this.#seqs = seqs
+    this.#acceptedAt = acceptedAt
+    this.#messages = messages
+    this.#head = 0
+  }
+
+  #dropOldest (): void {
+    const head = this.#head
+    this.#markDropped(this.#seqs[head]!, this.#messages[head]!)
+    this.#messages[head] = undefined
+    this.#head = head + 1 === this.#seqs.length ? 0 : head + 1
+    this.#count--
   }
 
   #firstSeq (): number {
-    return this.#events[this.#first]?.seq ?? this.#lastSeq + 1
+    return this.#count > 0 ? this.#seqs[this.#head]! : this.#lastSeq + 1
   }
 
   #seqOf (cursor: string): number | undefined {
@@ -119,8 +180,8 @@ export class EventLog {
     }
     // No mark after it: the events after the cursor came before this process joined the log.
     earliest = Math.min(earliest, low < marks.length ? marks[low]!.minuteMs : this.#startedMs())
-    for (let i = this.#first; i < this.#events.length; i++) {
-      const ms = Date.parse(this.#events[i]!.message.date_time)
+    for (let i = 0; i < this.#count; i++) {
+      const ms = Date.parse(this.#messages[this.#slot(i)]!.date_time)
       if (ms < earliest) earliest = ms
     }
     return formatEventTime(Number.isFinite(earliest) ? earliest : Date.now())
@@ -133,37 +194,27 @@ export class EventLog {
 
   #dropExpired (now: number): void {
     const { events: maxEvents, ms: maxMs } = this.#retention
-    while (this.#first < this.#events.length &&
-      (this.#events.length - this.#first > maxEvents || this.#acceptedAt[this.#first]! < now - maxMs)) {
-      this.#markDropped(this.#events[this.#first]!)
-      this.#first++
-    }
-    // Compact once the dropped front is as long as what is kept.
-    if (this.#first > 1024 && this.#first * 2 > this.#events.length) {
-      this.#events = this.#events.slice(this.#first)
-      this.#acceptedAt = this.#acceptedAt.slice(this.#first)
-      this.#first = 0
-    }
+    while (this.#count > 0 && (this.#count > maxEvents || this.#acceptedAt[this.#head]! < now - maxMs)) this.#dropOldest()
   }
 
-  #markDropped (event: LiveEvent): void {
-    const minuteMs = this.#minuteOf(event.message.date_time)
+  #markDropped (seq: number, message: Message): void {
+    const minuteMs = this.#minuteOf(message.date_time)
     const marks = this.#droppedMarks
     const last = marks[marks.length - 1]
     if (last !== undefined && last.minuteMs === minuteMs) {
       // The usual case, an event of the same minute as the one dropped before it: the mark it
       // would replace, moved on (one event at a time, without a new mark for each).
-      last.seq = event.seq
+      last.seq = seq
     } else {
       while (marks.length > 0 && marks[marks.length - 1]!.minuteMs >= minuteMs) marks.pop()
-      marks.push({ seq: event.seq, minuteMs })
+      marks.push({ seq, minuteMs })
       if (marks.length > MAX_DROPPED_MARKS) {
         // The two oldest become one: its seq the later, its minute the earlier.
         marks[1] = { seq: marks[1]!.seq, minuteMs: marks[0]!.minuteMs }
         marks.shift()
       }
     }
-    this.#lastDroppedSeq = event.seq
+    this.#lastDroppedSeq = seq
   }
 
   /** The last minute parsed, by its text: events dropped one after another mostly share it. */
@@ -180,5 +231,20 @@ export class EventLog {
       this.#minuteMs = minuteMs
     }
     return minuteMs
+  }
+}
+
+/** A kept event as a resume hands it out: its JSON made when it is read. */
+class LoggedEvent implements LiveEvent {
+  readonly seq: number
+  readonly message: Message
+
+  constructor (seq: number, message: Message) {
+    this.seq = seq
+    this.message = message
+  }
+
+  get json (): string {
+    return encodeMessage(this.message)
   }
 }
