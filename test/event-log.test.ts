@@ -102,7 +102,8 @@ t.test('events dropped by age from a ring that has wrapped', async (t) => {
   let seq = 0
   for (let second = 0; second < 40; second++) log.append(Array.from({ length: 100 }, () => { seq++; return live(seq, seq) }), second * 1000)
   t.equal(log.size, 1100, 'the events of the last 10 s and of its first instant (100 a second; the ring holds 1,500)')
-  t.same(ids(log.resume('abc-3500', 39_000)).slice(0, 2), [3501, 3502])
+  const resumed = ids(log.resume('abc-3500', 39_000))
+  t.same(Array.isArray(resumed) ? resumed.slice(0, 2) : resumed, [3501, 3502])
   t.ok('since' in log.resume('abc-2000', 39_000))
   log.append([live(seq + 1, seq + 1)], 100_000)
   t.equal(log.size, 1, 'everything older than 10 s dropped')
