@@ -108,3 +108,10 @@ t.test('events dropped by age from a ring that has wrapped', async (t) => {
   log.append([live(seq + 1, seq + 1)], 100_000)
   t.equal(log.size, 1, 'everything older than 10 s dropped')
 })
+
+t.test('a resume hands out only the events its filter keeps', async (t) => {
+  const log = new EventLog('abc', { events: 100, ms: Infinity })
+  log.append(Array.from({ length: 10 }, (_, i) => live(i + 1, i * 1000)))
+  const resumed = log.resume('abc-2', Date.now(), (message) => Number(message.message_id.slice(1)) % 2 === 0)
+  t.same(ids(resumed), [4, 6, 8, 10])
+})

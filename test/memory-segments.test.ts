@@ -181,3 +181,21 @@ t.test('events written into the last segment\'s room: not ASCII, after a failed 
   t.equal(store.segmentCount, 2, 'the loaded segment and one of ingests')
   await store.close()
 })
+
+t.test('events another worker wrote, taken in while a group is on its way to the disk: both served, once', async (t) => {
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const store = new MemoryEventStore([stored('L', 0)], file)
+  await store.writeEvents([ingest(stored('a', 100), 1)])
+  // The group is appended into the last segment's room, then waits for the file; meanwhile
+  // another worker's events come in, after it in time and before it.
+  const pending = store.writeEvents([ingest(stored('b', 200), 1)])
+  await new Promise((resolve) => setImmediate(resolve))
+  store.takeWrittenElsewhere([stored('w', 150)])
+  store.takeWrittenElsewhere([stored('z', 300)])
+  await pending
+  t.same((await answer(store)).ids, ['L', 'a', 'w', 'b', 'z'])
+  const again = await store.writeEvents([ingest(stored('w', 150), 1), ingest(stored('b', 200), 2)])
+  t.same([again.written, again.unchanged], [0, 2], 'both known, as stored')
+  await store.close()
+})

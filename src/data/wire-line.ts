@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type { Message } from '../../schemas/message.js'
 import type { StoredEvent } from './event-lines.js'
 import { DAY_MS, EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../time/rfc3339.js'
@@ -43,6 +44,13 @@ function startsWith (bytes: Buffer, at: number, end: number, literal: Buffer): b
 let scannedHash = 0
 
 /**
+ * Where the identifiers' hash starts, random for each process: with a hash a client could
+ * compute, an ingest of identifiers that all share one would fill one run of the remembered
+ * table's slots (below) and make every later lookup walk it.
+ */
+const IDENTIFIER_HASH_SEED = (0x811c9dc5 ^ randomBytes(4).readInt32LE(0)) | 0
+
+/**
  * The end of an identifier's value starting at `at` (the index of its closing quote), or -1 when
  * it is not one this form takes: 1 to 1024 bytes of printable ASCII, no quote, backslash or
  * comma, no space at either end (the schema's Identifier, on ASCII). Leaves its hash in
@@ -50,7 +58,7 @@ let scannedHash = 0
  */
 function identifierEnd (bytes: Buffer, at: number, end: number): number {
   let i = at
-  let hash = 0x811c9dc5
+  let hash = IDENTIFIER_HASH_SEED
   const limit = Math.min(end, at + MAX_IDENTIFIER + 1)
   while (i < limit) {
     const byte = bytes[i]!
@@ -88,7 +96,7 @@ class RememberedIdentifiers {
 
   text (bytes: Buffer, start: number, end: number, hash: number): string {
     const length = end - start
-    let slot = hash & this.#mask
+    let slot = slotOf(hash) & this.#mask
     for (let key = this.#keys[slot]; key !== undefined; key = this.#keys[slot]) {
       if (this.#hashes[slot] === hash && key.length === length && sameBytes(key, bytes, start)) return this.#texts[slot]!
       slot = (slot + 1) & this.#mask
@@ -113,13 +121,23 @@ class RememberedIdentifiers {
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]
       if (key === undefined) continue
-      let slot = hashes[i]! & this.#mask
+      let slot = slotOf(hashes[i]!) & this.#mask
       while (this.#keys[slot] !== undefined) slot = (slot + 1) & this.#mask
       this.#keys[slot] = key
       this.#hashes[slot] = hashes[i]!
       this.#texts[slot] = texts[i]!
     }
   }
+}
+
+/**
+ * The hash's bits mixed down into its low ones, which pick the slot: FNV-1a carries a byte only
+ * upwards, so identifiers that differ only in their bytes' high bits share low bits whatever the
+ * seed, and would share runs of slots.
+ */
+function slotOf (hash: number): number {
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b)
+  return hash ^ (hash >>> 13)
 }
 
 function sameBytes (key: Buffer, bytes: Buffer, start: number): boolean {

@@ -101,8 +101,12 @@ export class EventLog {
     this.#dropExpired(now)
   }
 
-  /** What a client that last saw `cursor` is owed. */
-  resume (cursor: string, now = Date.now()): Resumption {
+  /**
+   * What a client that last saw `cursor` is owed: of the events after it, those `keep` keeps (the
+   * stream's filter; only those are handed out, so a resume from far back holds nothing for the
+   * events it would skip).
+   */
+  resume (cursor: string, now = Date.now(), keep?: (message: Message) => boolean): Resumption {
     this.#dropExpired(now)
     const seq = this.#seqOf(cursor)
     if (seq === undefined || seq > this.#lastSeq) return { since: this.#since(0) }
@@ -112,7 +116,8 @@ export class EventLog {
     const events: LiveEvent[] = []
     for (let i = seq + 1 - firstSeq; i < this.#count; i++) {
       const slot = this.#slot(i)
-      events.push(new LoggedEvent(this.#seqs[slot]!, this.#messages[slot]!))
+      const message = this.#messages[slot]!
+      if (keep === undefined || keep(message)) events.push(new LoggedEvent(this.#seqs[slot]!, message))
     }
     return { events }
   }

@@ -82,7 +82,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
 
     const lastEventId = request.headers['last-event-id']
     if (typeof lastEventId === 'string' && lastEventId !== '') {
-      const resumed = log.resume(lastEventId)
+      const resumed = log.resume(lastEventId, Date.now(), (message) => fastify.entityRegistry.knowsEntityOf(message) && stream.matches(message))
       if ('since' in resumed) {
         streams.write(stream, namedFrame('reset', { since: resumed.since }))
         streams.add(stream)

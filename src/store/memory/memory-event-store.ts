@@ -183,9 +183,14 @@ export class MemoryEventStore implements EventStore {
       return
     }
     this.#remember(accepted, acceptedHashes)
-    if (appended !== undefined) {
-      if (base !== undefined) this.#segments.pop()
-      this.#segments.push(appended)
+    const segments = this.#segments
+    if (appended !== undefined && (base === undefined || segments[segments.length - 1] === base)) {
+      if (base !== undefined) segments.pop()
+      segments.push(appended)
+    } else if (appended !== undefined) {
+      // Another segment came last while the append was on its way (events another worker wrote):
+      // the group's events go in as a segment of their own, merged as any other.
+      this.#add(MemorySegment.fromEncoded(ordered))
     } else if (segment !== undefined) {
       this.#add(segment)
     }

@@ -271,16 +271,21 @@ export class MemorySegment {
   static #roomFor (a: MemorySegment, size: number, bytes: number, expectedSize: number): SharedRoom {
     const room = a.#room
     if (room !== undefined && room.used === a.size && room.times.length >= size && room.json.length >= bytes) {
+      // As long as a's events (an append cut short by a defect may have pushed more).
+      room.messages.length = a.size
       return room
     }
-    const events = Math.max(1024, 2 * size, expectedSize)
+    const events = expectedSize > 0 ? Math.max(size, expectedSize) : Math.max(1024, 2 * size)
     const aBytes = a.#jsonOffsets[a.size]!
-    const bytesPerEvent = bytes / Math.max(1, size)
+    // Bytes for the expected events at this group's size an event, but at most ROOM_ESTIMATE_MAX
+    // (one group of long events must not reserve for thousands more like them); twice these
+    // bytes when that is more, but at most ROOM_ESTIMATE_MAX more.
+    const estimate = Math.min(ROOM_ESTIMATE_MAX, Math.ceil(1.25 * (bytes / Math.max(1, size)) * expectedSize))
     const fresh: SharedRoom = {
       messages: a.#messages.slice(0, a.size),
       times: new Float64Array(events),
       offsets: new Uint32Array(events + 1),
-      json: Buffer.allocUnsafe(Math.max(256 * 1024, 2 * bytes, Math.ceil(1.25 * bytesPerEvent * expectedSize))),
+      json: Buffer.allocUnsafe(Math.max(256 * 1024, Math.min(2 * bytes, bytes + ROOM_ESTIMATE_MAX), estimate)),
       used: a.size
     }
     fresh.times.set(a.#times.subarray(0, a.size))
@@ -449,6 +454,9 @@ export class MemorySegment {
     return { positions: unique(merged), ofSelectedEntities: true }
   }
 }
+
+/** The most bytes a new room reserves beyond what its events need now (pages never written to take no memory, but count as external memory). */
+const ROOM_ESTIMATE_MAX = 8 * 1024 * 1024
 
 /** No events: what appendEncoded appends to when a segment starts. */
 const EMPTY = new MemorySegment([])
