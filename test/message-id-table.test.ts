@@ -66,3 +66,14 @@ t.test('texts joined into a buffer kept from one call to the next: the same byte
     return bytes.equals(expected) && offsets[texts.length] === expected.length
   }), { numRuns: 2000 })
 })
+
+t.test('a table grown part by part to 200,000 IDs finds each of them, and none it does not hold', async (t) => {
+  const ids = Array.from({ length: 200_000 }, (_, i) => `evt-${i.toString(36)}-${(i * 7919) % 1000}`)
+  const table = new MessageIdTable((value) => ids[value]!)
+  ids.forEach((id, i) => table.add(id, i))
+  t.equal(table.size, ids.length)
+  let wrong = 0
+  ids.forEach((id, i) => { if (table.get(id) !== i) wrong++ })
+  for (let i = 0; i < 50_000; i++) if (table.get(`other-${i}`) !== -1) wrong++
+  t.equal(wrong, 0)
+})
