@@ -180,16 +180,7 @@ export class MemorySegment {
       messages.push(storedForm(event.message))
       times[base.size + k] = event.epochMs
     }
-    room.used = size
-    return new MemorySegment([], {
-      messages,
-      size,
-      room,
-      times: times.subarray(0, size),
-      json: room.json.subarray(0, end),
-      offsets: room.offsets.subarray(0, size + 1),
-      lazyIndexes: true
-    })
+    return MemorySegment.#claim(room, size, end)
   }
 
   /**
@@ -251,14 +242,19 @@ export class MemorySegment {
       messages.push(b.#messages[k]!)
       offsets[a.size + k + 1] = aBytes + b.#jsonOffsets[k + 1]!
     }
+    return MemorySegment.#claim(room, size, bytes)
+  }
+
+  /** The segment of the room's first `size` events (`bytes` of JSON), the newest on it from now on. */
+  static #claim (room: SharedRoom, size: number, bytes: number): MemorySegment {
     room.used = size
     return new MemorySegment([], {
-      messages,
+      messages: room.messages,
       size,
       room,
-      times: times.subarray(0, size),
+      times: room.times.subarray(0, size),
       json: room.json.subarray(0, bytes),
-      offsets: offsets.subarray(0, size + 1),
+      offsets: room.offsets.subarray(0, size + 1),
       lazyIndexes: true
     })
   }
