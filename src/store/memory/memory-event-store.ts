@@ -139,7 +139,7 @@ export class MemoryEventStore implements EventStore {
     // their IDs is judged against them.
     const accepted: Message[] = []
     const acceptedHashes: number[] = []
-    const acceptedById = MemorySegment.messageIdTable(accepted, group.reduce((sum, { events }) => sum + events.length, 0))
+    const acceptedById = MemorySegment.messageIdTable(accepted, group.reduce((sum, { events }) => sum + events.length, 0), 1)
     const outcomes: WriteOutcome[] = []
     const stored: IngestEvent[] = []
     for (const { events } of group) {

@@ -343,8 +343,8 @@ export class MemorySegment {
   }
 
   /** An empty message_id index of these messages (by their positions), sized for `expected` of them. */
-  static messageIdTable (messages: readonly Message[], expected = messages.length): MessageIdTable {
-    return new MessageIdTable((position) => messages[position]!.message_id, expected)
+  static messageIdTable (messages: readonly Message[], expected = messages.length, parts?: 1): MessageIdTable {
+    return new MessageIdTable((position) => messages[position]!.message_id, expected, parts)
   }
 
   /** The event stored with this message_id, if any. `hash`: its messageIdHash, when the caller has it. */

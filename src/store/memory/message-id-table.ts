@@ -15,19 +15,26 @@ import { randomBytes } from 'node:crypto'
  * Open addressing with linear probing, at most half full; no removal (segments are immutable, and
  * ingested events are never taken back). In SHARDS parts, the hash's top bits choosing the part
  * and its low bits the slot: a part that fills up doubles alone, so adding an ID never stops the
- * event loop for long (one table of 8 million ingested IDs took some 100 ms to double).
+ * event loop for long (one table of 8 million ingested IDs took some 300 ms to double).
  */
 export class MessageIdTable {
   readonly #idOf: (value: number) => string
   readonly #shards: Shard[] = []
+  /** The hash's bits below its part's (32 with one part: `>>>` takes a count mod 32, so that case is spelled out). */
+  readonly #shift: number
   #size = 0
 
-  /** `idOf(value)`: the message_id stored with that value (the owner keeps the IDs). */
-  constructor (idOf: (value: number) => string, expected = 16) {
+  /**
+   * `idOf(value)`: the message_id stored with that value (the owner keeps the IDs). `parts`: 1 for
+   * a table that lives only as long as one ingest (no doubling pauses to avoid there, and one
+   * pair of arrays instead of 64).
+   */
+  constructor (idOf: (value: number) => string, expected = 16, parts: 1 | typeof SHARDS = SHARDS) {
     this.#idOf = idOf
+    this.#shift = parts === 1 ? 32 : SHARD_SHIFT
     let capacity = 16
-    while (capacity * SHARDS < expected * 2) capacity *= 2
-    for (let i = 0; i < SHARDS; i++) this.#shards.push(new Shard(capacity))
+    while (capacity * parts < expected * 2) capacity *= 2
+    for (let i = 0; i < parts; i++) this.#shards.push(new Shard(capacity))
   }
 
   get size (): number {
@@ -36,7 +43,7 @@ export class MessageIdTable {
 
   /** The value stored for this ID, or -1. `hash` is messageIdHash(id), when the caller has it already. */
   get (id: string, hash: number = messageIdHash(id)): number {
-    const shard = this.#shards[hash >>> SHARD_SHIFT]!
+    const shard = this.#shard(hash)
     const hashes = shard.hashes
     const mask = shard.mask
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
@@ -51,7 +58,7 @@ export class MessageIdTable {
 
   /** Stores a value for an ID the table does not hold yet (the caller has looked it up first). */
   add (id: string, value: number, hash: number = messageIdHash(id)): void {
-    const shard = this.#shards[hash >>> SHARD_SHIFT]!
+    const shard = this.#shard(hash)
     if ((shard.size + 1) * 2 > shard.hashes.length) shard.grow()
     const hashes = shard.hashes
     const mask = shard.mask
@@ -61,6 +68,10 @@ export class MessageIdTable {
     shard.values[slot] = value
     shard.size++
     this.#size++
+  }
+
+  #shard (hash: number): Shard {
+    return this.#shards[this.#shift === 32 ? 0 : hash >>> this.#shift]!
   }
 }
 
