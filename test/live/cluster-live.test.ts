@@ -46,4 +46,17 @@ t.test('WORKERS=2: an event ingested on one worker is served and pushed by every
 
   const again = await fetch(`${base}/ingest/events`, { method: 'POST', headers: { authorization: 'Bearer writer', 'content-type': 'application/x-ndjson', connection: 'close' }, body: line })
   t.same(await again.json(), { written: 0, unchanged: 1, refused: [] }, 'the other worker knows it too')
+
+  // Resumed on every worker (each keeps its own log of what the primary handed out): the event
+  // after the cursor, byte for byte as it went out live.
+  const next = line.replace('cluster-1', 'cluster-2').replace('00:00:00.000Z', '00:00:01.000Z')
+  const second = await fetch(`${base}/ingest/events`, { method: 'POST', headers: { authorization: 'Bearer writer', 'content-type': 'application/x-ndjson', connection: 'close' }, body: next })
+  t.same(await second.json(), { written: 1, unchanged: 0, refused: [] })
+  await Promise.all(clients.map((client) => client.until((c) => c.messages.length === 2, 1000, 'the second event on every stream')))
+  const resumed = Array.from({ length: 6 }, () => new SseClient(`${base}/svc/v2/events/stream?device_ids=soap-001`, { ...reader, 'last-event-id': clients[0]!.messages[0]!.id! }))
+  t.teardown(() => { for (const client of resumed) client.close() })
+  await Promise.all(resumed.map((client) => client.until((c) => c.messages.length === 1, 5000, 'the resumed event')))
+  for (const client of resumed) {
+    t.same({ id: client.messages[0]!.id, data: client.messages[0]!.data }, { id: clients[0]!.messages[1]!.id, data: clients[0]!.messages[1]!.data }, 'resumed as it went out live')
+  }
 })
