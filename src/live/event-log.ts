@@ -45,12 +45,12 @@ export class EventLog {
    * found"). A resumed event's JSON is made again from its message, which gives the same bytes
    * (LiveEvent.json is always the message's wire form, encodeMessage's), and only for the events a
    * resuming stream's filter keeps.
+   *
+   * A ring: the oldest kept event at #head, #count of them, wrapping at the arrays' length; it
+   * doubles while it holds fewer than the retention's count, and once it does, each new event
+   * takes the slot of the one dropped for it. An array that grew and was compacted by copying a
+   * million entries was a tenth of an ingest's profile.
    */
-  //
-  // A ring: the oldest kept event at #head, #count of them, wrapping at the arrays' length; it
-  // doubles while it holds fewer than the retention's count, and once it does, each new event
-  // takes the slot of the one dropped for it. An array that grew and was compacted by copying a
-  // million entries was a tenth of an ingest's profile.
   #seqs = new Float64Array(INITIAL_CAPACITY)
   #acceptedAt = new Float64Array(INITIAL_CAPACITY)
   #messages: Array<Message | undefined> = new Array(INITIAL_CAPACITY)

@@ -92,11 +92,9 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       // (held), then live: nothing falls in between, nothing comes twice.
       stream.held = []
       streams.add(stream)
-      const known = fastify.entityRegistry
       let frame = ''
       for (const event of resumed.events) {
         if (stream.closed) return
-        if (!known.knowsEntityOf(event.message) || !stream.matches(event.message)) continue
         frame += messageFrame(log.cursorOf(event.seq), event.json)
         if (frame.length >= RESUME_CHUNK) {
           await writeWaiting(socket, frame, options.maxBufferBytes)

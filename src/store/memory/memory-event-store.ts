@@ -172,12 +172,12 @@ export class MemoryEventStore implements EventStore {
     const last = this.#segments.length > this.#firstMergeable ? this.#segments[this.#segments.length - 1]! : undefined
     const base = last !== undefined && last.size + stored.length <= MERGE_LIMIT ? last : undefined
     const appended = stored.length > 0 && stored.length <= MERGE_LIMIT ? MemorySegment.appendEncoded(base, ordered, MERGE_LIMIT) : undefined
-    const segment = appended ?? (stored.length > 0 ? MemorySegment.fromEncoded(ordered) : undefined)
-    const lines = joinedUtf8(stored.map(({ json }) => json), true, this.#lineBuffer)
-    // Kept for the next group (one group at a time is written): its pages stay in memory.
-    if (lines.bytes.buffer !== this.#lineBuffer?.buffer) this.#lineBuffer = lines.bytes.length <= LINE_BUFFER_MAX ? Buffer.allocUnsafe(2 * lines.bytes.length) : undefined
+    const own = appended === undefined && stored.length > 0 ? MemorySegment.fromEncoded(ordered) : undefined
+    const lines = joinedUtf8(stored.map(({ json }) => json), true, this.#lineBuffer).bytes
+    // Kept for the next group (one group at a time is written), so its pages stay in memory.
+    if (lines.length > (this.#lineBuffer?.length ?? 0) - 4 && lines.length <= LINE_BUFFER_MAX) this.#lineBuffer = Buffer.allocUnsafe(2 * lines.length + 4)
     try {
-      await this.#appender.append(lines.bytes)
+      await this.#appender.append(lines)
     } catch (error) {
       for (const call of group) call.reject(error)
       return
@@ -187,12 +187,10 @@ export class MemoryEventStore implements EventStore {
     if (appended !== undefined && (base === undefined || segments[segments.length - 1] === base)) {
       if (base !== undefined) segments.pop()
       segments.push(appended)
-    } else if (appended !== undefined) {
-      // Another segment came last while the append was on its way (events another worker wrote):
-      // the group's events go in as a segment of their own, merged as any other.
-      this.#add(MemorySegment.fromEncoded(ordered))
-    } else if (segment !== undefined) {
-      this.#add(segment)
+    } else if (stored.length > 0) {
+      // Out of order with the last segment, or another segment came last while the append was on
+      // its way (events another worker wrote): a segment of their own, merged as any other.
+      this.#add(own ?? MemorySegment.fromEncoded(ordered))
     }
     group.forEach((call, i) => { call.resolve(outcomes[i]!) })
   }

@@ -155,10 +155,8 @@ export class MemorySegment {
   static appendEncoded (a: MemorySegment | undefined, events: ReadonlyArray<{ readonly event: StoredEvent, readonly json: string }>, expectedSize = 0): MemorySegment | undefined {
     const base = a ?? EMPTY
     if (base.size > 0 && events.length > 0) {
-      const last = base.#messages[base.size - 1]!
-      const first = events[0]!.event
-      const lastMs = base.#times[base.size - 1]!
-      if (!(lastMs < first.epochMs || (lastMs === first.epochMs && compareMessageIds(last.message_id, first.message.message_id) < 0))) return undefined
+      const last: StoredEvent = { message: base.#messages[base.size - 1]!, epochMs: base.#times[base.size - 1]! }
+      if (byTimeThenId(last, events[0]!.event) >= 0) return undefined
     }
     const size = base.size + events.length
     const baseBytes = base.#jsonOffsets[base.size]!
