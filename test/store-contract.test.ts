@@ -1,5 +1,10 @@
 import t from 'tap'
 import type { Message } from '../schemas/message.js'
+import { Random } from '../src/demo/random.js'
+import { entityNumber } from '../src/data/entity-numbers.js'
+import type { StoredEvent } from '../src/data/event-lines.js'
+import { EntityRegistry } from '../src/registry/entity-registry.js'
+import { compareMessageIds } from '../src/store/event-order.js'
 import type { EventBatch, EventQuery, EventStore } from '../src/store/event-store.js'
 import { encodeMessageList } from '../src/store/message-json.js'
 import { keepStoreContract, StoreContractError } from '../src/store/store-contract.js'
@@ -80,4 +85,80 @@ t.test('a query that cannot match is not asked of the store', async (t) => {
   t.equal(store.asked, 0)
   t.same(await ids(keepStoreContract(store, everything, known)), ['a'])
   t.equal(store.asked, 1)
+})
+
+t.test('batches with their facts are checked by number exactly as by text (random answers, queries and registries)', async (t) => {
+  // A small world: devices d0..d5 in spaces s0..s2, some of them unknown to the registry.
+  const registry = new EntityRegistry({
+    spaces: [{ id: 's0' }, { id: 's1' }],
+    devices: [{ id: 'd0', space_id: 's0' }, { id: 'd1', space_id: 's0' }, { id: 'd2', space_id: 's1' }, { id: 'd3', space_id: 's1' }],
+    tags: []
+  } as never)
+  const generator = Random.stream(11, 'store contract by number')
+  const random = (n: number) => generator.int(n)
+  const pick = <T>(values: readonly T[]): T => generator.pick(values)
+  const someOf = (values: readonly string[]) => new Set(values.filter(() => random(3) === 0))
+  const selection = () => random(3) === 0 ? undefined : { deviceIds: someOf(['d0', 'd1', 'd2', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9', 'd10']), spaceIds: someOf(['s0', 's1', 's2']) }
+  const outcome = async (batches: EventBatch[], query: EventQuery): Promise<string> => {
+    try {
+      const kept: string[] = []
+      for await (const batch of keepStoreContract(storeYielding(batches), query, registry)) {
+        batch.messages.forEach((m, i) => kept.push(`${m.message_id}@${m.date_time}:${batch.encoded?.positions[i]}`))
+      }
+      return kept.join(' ')
+    } catch (error) {
+      return `${(error as Error).name}: ${(error as Error).message}`
+    }
+  }
+  let checked = 0
+  let dropped = 0
+  let failed = 0
+  for (let round = 0; round < 400; round++) {
+    // Events in answer order with ties and repeats, unknown entities and space events; in one
+    // answer of ten, two events swapped out of order.
+    const events: StoredEvent[] = []
+    for (let k = random(60); k > 0; k--) {
+      const ms = random(90) - 5
+      const device = random(4) === 0 ? undefined : pick(['d0', 'd1', 'd2', 'd3', 'd4', 'd5'])
+      const message: Message = { message_id: pick(['a', 'b', 'c', 'e1', 'e2', 'x', 'y']), message_code: pick(['C1', 'C2']), message_category: pick(['alert', 'notification'] as const), date_time: at(ms) }
+      if (device !== undefined) message.device_id = device
+      if (device !== undefined || random(5) !== 0) message.space_id = pick(['s0', 's1', 's2'])
+      events.push({ message, epochMs: T0 + ms })
+      if (random(8) === 0) events.push({ message: { ...message }, epochMs: T0 + ms })
+    }
+    events.sort((a, b) => a.epochMs - b.epochMs || compareMessageIds(a.message.message_id, b.message.message_id))
+    if (round % 10 === 9 && events.length > 2) {
+      const i = random(events.length - 1)
+      ;[events[i], events[i + 1]] = [events[i + 1]!, events[i]!]
+    }
+    const messages = events.map((event) => event.message)
+    const { bytes, offsets } = encodeMessageList(messages)
+    const facts = {
+      epochMs: Float64Array.from(events, (event) => event.epochMs),
+      deviceNumbers: Int32Array.from(messages, (m) => m.device_id === undefined ? -1 : entityNumber(m.device_id)),
+      spaceNumbers: Int32Array.from(messages, (m) => m.space_id === undefined ? -1 : entityNumber(m.space_id))
+    }
+    // The same events cut into batches at random places, once without facts and once with.
+    const cuts: Array<[number, number]> = []
+    for (let from = 0; from < events.length;) {
+      const to = Math.min(events.length, from + 1 + random(20))
+      cuts.push([from, to])
+      from = to
+    }
+    const positionsOf = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i)
+    const byText = cuts.map(([from, to]) => ({ messages: messages.slice(from, to), encoded: { bytes, offsets, positions: positionsOf(from, to) } }))
+    const byNumber = cuts.map(([from, to]) => ({ messages: messages.slice(from, to), encoded: { bytes, offsets, positions: positionsOf(from, to), facts } }))
+    // Now and then one batch without its facts among batches with them: the order carries over.
+    const mixed = byNumber.map((batch, i) => i % 2 === 1 ? byText[i]! : batch)
+    const query: EventQuery = { startMs: T0 + random(4), endMs: T0 + 10 + random(80), entities: selection(), scope: random(2) === 0 ? undefined : selection() }
+    if (random(4) === 0) query.category = pick(['alert', 'notification'] as const)
+    if (random(5) === 0) query.messageCodes = new Set(['C2'])
+    const wanted = await outcome(byText, query)
+    t.equal(await outcome(byNumber, query), wanted, `round ${round}: by number`)
+    t.equal(await outcome(mixed, query), wanted, `round ${round}: by number and by text in turns`)
+    checked += events.length
+    if (wanted.startsWith('StoreContractError')) failed++
+    else if (wanted.split(' ').length < events.length) dropped++
+  }
+  t.ok(checked > 5000 && dropped > 200 && failed > 10, `${checked} events in 400 answers: ${dropped} with events dropped, ${failed} failed for their order`)
 })

@@ -2,6 +2,7 @@ import type { EntitiesFile } from '../../schemas/entities.js'
 import type { ItemError } from '../../schemas/events.js'
 import type { Message } from '../../schemas/message.js'
 import type { TokenScope } from '../../schemas/tokens.js'
+import { EntityNumberSet } from '../data/entity-numbers.js'
 import { intern } from '../data/intern.js'
 import type { EntitySelection } from '../store/event-store.js'
 
@@ -19,6 +20,12 @@ export interface ResolvedEntities {
   visible: EntitySelection | undefined
 }
 
+/** The devices and spaces a registry knows, by number. */
+export interface KnownNumbers {
+  devices: EntityNumberSet
+  spaces: EntityNumberSet
+}
+
 /** The devices, spaces and tags the provider knows, and how tags expand into them. */
 export class EntityRegistry {
   readonly #deviceSpace = new Map<string, string>()
@@ -26,6 +33,7 @@ export class EntityRegistry {
   readonly #tags = new Map<string, { deviceIds: readonly string[], spaceIds: readonly string[] }>()
   /** Scopes resolved against this registry (a reloaded registry resolves them afresh). */
   readonly #visible = new WeakMap<TokenScope, EntitySelection>()
+  #known: KnownNumbers | undefined
 
   constructor (entities: EntitiesFile) {
     // The same string objects as the events' (see intern.ts): lookups compare pointers.
@@ -42,6 +50,12 @@ export class EntityRegistry {
     return event.device_id !== undefined
       ? this.#deviceSpace.has(event.device_id)
       : event.space_id !== undefined && this.#spaces.has(event.space_id)
+  }
+
+  /** The same rule by number (src/data/entity-numbers.ts): the known devices and spaces. */
+  knownNumbers (): KnownNumbers {
+    this.#known ??= { devices: new EntityNumberSet(this.#deviceSpace.keys()), spaces: new EntityNumberSet(this.#spaces) }
+    return this.#known
   }
 
   /**

@@ -34,6 +34,23 @@ export interface EncodedMessages {
   readonly bytes: Buffer
   readonly offsets: Uint32Array
   readonly positions: readonly number[]
+  /** The events' facts by number, at the same positions, for a store that keeps them. */
+  readonly facts?: EventFacts | undefined
+}
+
+/**
+ * What the store contract checks of each event, as numbers a store keeps beside its events (the
+ * memory store): read from a few typed arrays instead of each message object and its strings,
+ * which lie scattered over the heap (store-contract.ts). A store that hands them over vouches
+ * that they say what its messages say. Indexed by `EncodedMessages.positions`.
+ */
+export interface EventFacts {
+  /** date_time, in milliseconds since the epoch. */
+  readonly epochMs: Float64Array
+  /** entityNumber(device_id) (src/data/entity-numbers.ts), or -1 for a space's own event. */
+  readonly deviceNumbers: Int32Array
+  /** entityNumber(space_id), or -1 for an event without one. */
+  readonly spaceNumbers: Int32Array
 }
 
 /** Some events of an answer, in answer order. */

@@ -1,12 +1,15 @@
 import { Identifier } from '../../schemas/identifier.js'
 import type { Message } from '../../schemas/message.js'
+import { EntityNumberSet } from '../data/entity-numbers.js'
 import { formatEventTime } from '../time/rfc3339.js'
 import { compareMessageIds } from './event-order.js'
-import { isSynchronous, type EncodedMessages, type EntitySelection, type EventBatch, type EventBatches, type EventQuery, type EventStore } from './event-store.js'
+import { isSynchronous, type EncodedMessages, type EntitySelection, type EventBatch, type EventBatches, type EventFacts, type EventQuery, type EventStore } from './event-store.js'
 
 /** Which entities may be served: the registry (src/registry), as this layer needs it. */
 export interface KnownEntities {
   knowsEntityOf (event: Pick<Message, 'device_id' | 'space_id'>): boolean
+  /** The same rule by number, for batches that carry their facts (src/data/entity-numbers.ts). */
+  knownNumbers?: () => { devices: EntityNumberSet, spaces: EntityNumberSet }
 }
 
 /** A store yielded events out of order: a defect of that store, answered as 500 internal_error. */
@@ -148,15 +151,41 @@ function checkedBatchesNow (batches: Iterable<EventBatch>, query: EventQuery, kn
   }
 }
 
-/** Rules 2 to 5 over one answer's batches, in order. */
+/** An entity selection by number: devices and spaces. */
+interface NumberedSelection {
+  devices: EntityNumberSet
+  spaces: EntityNumberSet
+}
+
+/** Selections by number, made once per selection (a scope's selection serves every request of its token). */
+const numberedSelections = new WeakMap<EntitySelection, NumberedSelection>()
+
+function numbered (selection: EntitySelection): NumberedSelection {
+  let sets = numberedSelections.get(selection)
+  if (sets === undefined) numberedSelections.set(selection, sets = { devices: new EntityNumberSet(selection.deviceIds), spaces: new EntityNumberSet(selection.spaceIds) })
+  return sets
+}
+
+/** isOf, by number: the event's device, or the space it happened in, is among these entities. */
+function isOfNumbered (sets: NumberedSelection, device: number, space: number): boolean {
+  return (device >= 0 && sets.devices.has(device)) || (space >= 0 && sets.spaces.has(space))
+}
+
+/**
+ * Rules 2 to 5 over one answer's batches, in order. A batch with its facts (EventFacts: the
+ * memory store's) is checked by number, reading the message objects only where two events share
+ * a millisecond and for the exclusive filter: the same rules on the same values, since every
+ * date_time is UTC wire form to the millisecond and every entity number stands for one ID.
+ */
 class BatchChecker {
   readonly #query: EventQuery
   readonly #known: KnownEntities
   // Wire date_times are fixed-width UTC text, so order and window are checked on the text.
   readonly #start: string
   readonly #end: string
-  #lastTime = ''
-  #lastId = ''
+  /** The last event checked, and its time in milliseconds (for the next batch's order). */
+  #last: Message | undefined = undefined
+  #lastMs = Number.NEGATIVE_INFINITY
 
   constructor (query: EventQuery, known: KnownEntities) {
     this.#query = query
@@ -168,14 +197,23 @@ class BatchChecker {
   /** The batch itself when it breaks no rule; otherwise a copy without the events dropped. */
   check (batch: EventBatch): EventBatch {
     const { messages, encoded } = batch
+    if (messages.length === 0) return batch
+    const facts = encoded?.facts
+    const known = this.#known
+    return facts !== undefined && known.knownNumbers !== undefined
+      ? this.#checkByNumber(batch, encoded!, facts, known.knownNumbers())
+      : this.#checkByText(batch)
+  }
+
+  #checkByText (batch: EventBatch): EventBatch {
+    const { messages, encoded } = batch
     const count = messages.length
-    if (count === 0) return batch
     const query = this.#query
     const known = this.#known
     const start = this.#start
     const end = this.#end
-    let lastTime = this.#lastTime
-    let lastId = this.#lastId
+    let lastTime = this.#last?.date_time ?? ''
+    let lastId = this.#last?.message_id ?? ''
     // Order is checked event by event below, so the window needs checking only where a batch
     // could leave it: at its ends. Then each event costs one comparison and the entity checks.
     const inWindow = messages[0]!.date_time >= start && messages[count - 1]!.date_time < end
@@ -203,8 +241,59 @@ class BatchChecker {
         kept = new BatchCopy(messages, encoded, i)
       }
     }
-    this.#lastTime = lastTime
-    this.#lastId = lastId
+    this.#last = messages[count - 1]!
+    this.#lastMs = Date.parse(lastTime)
+    return kept === undefined ? batch : kept.batch()
+  }
+
+  #checkByNumber (batch: EventBatch, encoded: EncodedMessages, facts: EventFacts, known: { devices: EntityNumberSet, spaces: EntityNumberSet }): EventBatch {
+    const { messages } = batch
+    const count = messages.length
+    const query = this.#query
+    const { startMs, endMs } = query
+    const entities = query.entities === undefined ? undefined : numbered(query.entities)
+    const scope = query.scope === undefined ? undefined : numbered(query.scope)
+    const exclusive = query.messageIds !== undefined || query.category !== undefined || query.messageCodes !== undefined
+    const { positions } = encoded
+    const { epochMs, deviceNumbers, spaceNumbers } = facts
+    let last = this.#last
+    let lastMs = this.#lastMs
+    const inWindow = epochMs[positions[0]!]! >= startMs && epochMs[positions[count - 1]!]! < endMs
+    let kept: BatchCopy | undefined
+    for (let i = 0; i < count; i++) {
+      const position = positions[i]!
+      const ms = epochMs[position]!
+      let keep: boolean
+      if (ms > lastMs) {
+        keep = true
+      } else if (ms === lastMs) {
+        const message = messages[i]!
+        const order = compareMessageIds(message.message_id, last!.message_id)
+        if (order < 0) throw outOfOrder(message, last!.date_time, last!.message_id)
+        // Rule 5: the same message_id again at the same date_time is a repeat.
+        keep = order > 0
+      } else {
+        throw outOfOrder(messages[i]!, last!.date_time, last!.message_id)
+      }
+      last = messages[i]!
+      lastMs = ms
+      if (keep) {
+        const device = deviceNumbers[position]!
+        const space = spaceNumbers[position]!
+        keep = (inWindow || (ms >= startMs && ms < endMs)) &&
+          (device >= 0 ? known.devices.has(device) : space >= 0 && known.spaces.has(space)) &&
+          (entities === undefined || isOfNumbered(entities, device, space)) &&
+          (scope === undefined || isOfNumbered(scope, device, space)) &&
+          (!exclusive || matchesExclusiveFilter(query, messages[i]!))
+      }
+      if (keep) {
+        kept?.add(messages, encoded, i)
+      } else if (kept === undefined) {
+        kept = new BatchCopy(messages, encoded, i)
+      }
+    }
+    this.#last = last
+    this.#lastMs = lastMs
     return kept === undefined ? batch : kept.batch()
   }
 }
@@ -233,6 +322,6 @@ class BatchCopy {
 
   batch (): EventBatch {
     const encoded = this.#encoded
-    return { messages: this.#messages, encoded: encoded === undefined ? undefined : { bytes: encoded.bytes, offsets: encoded.offsets, positions: this.#positions! } }
+    return { messages: this.#messages, encoded: encoded === undefined ? undefined : { bytes: encoded.bytes, offsets: encoded.offsets, positions: this.#positions!, facts: encoded.facts } }
   }
 }

@@ -1,7 +1,7 @@
 import type { Message } from '../../../schemas/message.js'
 import { sameEvent, type StoredEvent } from '../../data/event-lines.js'
 import { compareMessageIds } from '../event-order.js'
-import { EVENT_BATCH_SIZE, type EventBatch, type EventQuery, type EventStore, type StoreHealth } from '../event-store.js'
+import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, type EventStore, type StoreHealth } from '../event-store.js'
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
 import { EventsFileAppender } from './events-file-appender.js'
 import { MemorySegment } from './memory-segment.js'
@@ -279,8 +279,9 @@ function * mergeBatches (answers: Array<Iterator<EventBatch>>): Generator<EventB
   let positions: number[] = []
   let bytes: Buffer | undefined
   let offsets: Uint32Array | undefined
+  let facts: EventFacts | undefined
   const flush = (): EventBatch => {
-    const batch: EventBatch = { messages, encoded: bytes === undefined ? undefined : { bytes, offsets: offsets!, positions } }
+    const batch: EventBatch = { messages, encoded: bytes === undefined ? undefined : { bytes, offsets: offsets!, positions, facts } }
     messages = []
     positions = []
     return batch
@@ -297,6 +298,7 @@ function * mergeBatches (answers: Array<Iterator<EventBatch>>): Generator<EventB
     from = cursor
     bytes = batch.encoded?.bytes
     offsets = batch.encoded?.offsets
+    facts = batch.encoded?.facts
     messages.push(batch.messages[cursor.index]!)
     if (batch.encoded !== undefined) positions.push(batch.encoded.positions[cursor.index]!)
     if (!advance(cursor)) cursors.splice(best, 1)

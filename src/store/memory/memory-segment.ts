@@ -1,8 +1,9 @@
 import type { Message } from '../../../schemas/message.js'
 import type { StoredEvent } from '../../data/event-lines.js'
+import { entityNumber } from '../../data/entity-numbers.js'
 import { intern } from '../../data/intern.js'
 import { compareMessageIds } from '../event-order.js'
-import { EVENT_BATCH_SIZE, type EventBatch, type EventQuery } from '../event-store.js'
+import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery } from '../event-store.js'
 import { encodeMessageList } from '../message-json.js'
 import { matchesExclusiveFilter, matchesFilters } from '../store-contract.js'
 import { joinedUtf8 } from './joined-utf8.js'
@@ -77,6 +78,8 @@ export class MemorySegment {
   #byDevice: Map<string, Uint32Array> | undefined
   #bySpace: Map<string, Uint32Array> | undefined
   #byMessageIdIndex: MessageIdTable | undefined
+  /** What the store contract checks, by number (EventFacts); built with the indexes, or when an answer first needs them. */
+  #eventFacts: EventFacts | undefined
 
   /**
    * Every event is kept, also those of entities the registry does not list (yet): which entities
@@ -313,7 +316,35 @@ export class MemorySegment {
     this.#byDevice = byDevice
     this.#bySpace = bySpace
     this.#byMessageIdIndex = byMessageId
+    this.#facts()
     return { byDevice, bySpace, byMessageId }
+  }
+
+  /**
+   * The facts of the events, by position: their times and their entities' numbers. From the
+   * device and space indexes when they are built (a number per entity, not per event); else from
+   * the messages.
+   */
+  #facts (): EventFacts {
+    if (this.#eventFacts !== undefined) return this.#eventFacts
+    const size = this.#size
+    const deviceNumbers = new Int32Array(size).fill(-1)
+    const spaceNumbers = new Int32Array(size).fill(-1)
+    const byDevice = this.#byDevice
+    const bySpace = this.#bySpace
+    if (byDevice !== undefined && bySpace !== undefined) {
+      for (const [id, positions] of byDevice) numberAll(deviceNumbers, positions, entityNumber(id))
+      for (const [id, positions] of bySpace) numberAll(spaceNumbers, positions, entityNumber(id))
+    } else {
+      const messages = this.#messages
+      for (let position = 0; position < size; position++) {
+        const { device_id: deviceId, space_id: spaceId } = messages[position]!
+        if (deviceId !== undefined) deviceNumbers[position] = entityNumber(deviceId)
+        if (spaceId !== undefined) spaceNumbers[position] = entityNumber(spaceId)
+      }
+    }
+    this.#eventFacts = { epochMs: this.#times, deviceNumbers, spaceNumbers }
+    return this.#eventFacts
   }
 
   /** The indexes, built first if they are not yet. */
@@ -359,6 +390,7 @@ export class MemorySegment {
   * batches (query: EventQuery): Generator<EventBatch> {
     const bytes = this.#json
     const offsets = this.#jsonOffsets
+    const facts = this.#facts()
     const { positions: candidates, ofSelectedEntities } = this.#candidates(query)
     const check = ofSelectedEntities
       ? (query.category === undefined && query.messageCodes === undefined && query.messageIds === undefined ? undefined : matchesExclusiveFilter)
@@ -371,12 +403,12 @@ export class MemorySegment {
       messages.push(message)
       positions.push(position)
       if (messages.length === EVENT_BATCH_SIZE) {
-        yield { messages, encoded: { bytes, offsets, positions } }
+        yield { messages, encoded: { bytes, offsets, positions, facts } }
         messages = []
         positions = []
       }
     }
-    if (messages.length > 0) yield { messages, encoded: { bytes, offsets, positions } }
+    if (messages.length > 0) yield { messages, encoded: { bytes, offsets, positions, facts } }
   }
 
   /** The first position whose time is >= ms. */
@@ -485,6 +517,11 @@ function writeTexts (target: Buffer, at: number, events: ReadonlyArray<{ readonl
 }
 
 /** The positions of a sorted list without repeats: a device's event is in its device's window and in its space's. */
+/** Gives every one of these positions the number. */
+function numberAll (numbers: Int32Array, positions: Uint32Array, number: number): void {
+  for (let i = 0; i < positions.length; i++) numbers[positions[i]!] = number
+}
+
 function * unique (sorted: Uint32Array): Generator<number> {
   let previous = -1
   for (const position of sorted) {

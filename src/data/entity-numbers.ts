@@ -1,0 +1,60 @@
+/**
+ * A small number per device or space ID, so that answers can be checked against the registry and
+ * a query's entities by number (store-contract.ts) instead of reading each event's ID strings:
+ * for an answer of a thousand events of one space, those reads (message objects scattered over
+ * a heap of a million events, then hash lookups) were about half of the provider's CPU
+ * (BENCHMARKS.md, "What profiling found").
+ *
+ * One numbering for the process, as for interned strings (intern.ts): the registry numbers its
+ * entities when it loads, the memory store numbers its events' entities when it indexes them. A
+ * device and a space that share an ID share its number; which column or set is read tells them
+ * apart. Bounded by the distinct IDs of the registry and of the stored events (an ingest refuses
+ * events of unknown entities, and queries select known entities only).
+ */
+const numbers = new Map<string, number>()
+
+/** The number of an ID, given it on first sight. */
+export function entityNumber (id: string): number {
+  let number = numbers.get(id)
+  if (number === undefined) numbers.set(id, number = numbers.size)
+  return number
+}
+
+/** How many IDs are numbered. */
+export function entityNumberCount (): number {
+  return numbers.size
+}
+
+/** At most this many numbers are kept as a list; larger sets are a byte per number so far. */
+const LIST_AT_MOST = 8
+
+/**
+ * Some entities by number. A small set (a request for one device) is a short list: no
+ * allocation of a byte per numbered ID on every request.
+ */
+export class EntityNumberSet {
+  readonly #bits: Uint8Array | undefined
+  readonly #list: Int32Array | undefined
+
+  constructor (ids: Iterable<string>) {
+    const members: number[] = []
+    for (const id of ids) members.push(entityNumber(id))
+    if (members.length <= LIST_AT_MOST) {
+      this.#list = Int32Array.from(members)
+      this.#bits = undefined
+    } else {
+      // Every member is numbered by now; a number given later is not a member.
+      this.#bits = new Uint8Array(entityNumberCount())
+      for (const member of members) this.#bits[member] = 1
+      this.#list = undefined
+    }
+  }
+
+  has (number: number): boolean {
+    const bits = this.#bits
+    if (bits !== undefined) return bits[number] === 1
+    const list = this.#list!
+    for (let i = 0; i < list.length; i++) if (list[i] === number) return true
+    return false
+  }
+}
