@@ -22,6 +22,10 @@ declare module 'fastify' {
     /** Who the token says is asking (set before any route's own checks; null on public routes). */
     principal: Principal
   }
+  interface FastifyInstance {
+    /** The tokens the provider knows (configured and TOKENS_FILE's), for what checks a token again later (open streams). */
+    tokens: TokenDirectory
+  }
 }
 
 export interface AuthenticationOptions {
@@ -51,6 +55,7 @@ export default fp<AuthenticationOptions>(async function authentication (fastify,
   const verifyJwt = options.jwt === undefined ? undefined : createJwtVerifier(options.jwt)
 
   fastify.decorateRequest('principal', null as unknown as Principal)
+  fastify.decorate('tokens', tokens)
 
   const admit = (principal: Principal, access: RouteAccess, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     request.principal = principal

@@ -9,6 +9,8 @@ declare module 'fastify' {
     entityRegistry: EntityRegistry
     /** Loads ENTITIES_FILE again now (what SIGHUP does). */
     reloadEntities (): Promise<void>
+    /** Calls `listener` with each registry that replaces the current one. */
+    onEntitiesReloaded (listener: (registry: EntityRegistry) => void): void
   }
 }
 
@@ -19,9 +21,13 @@ export interface EntityRegistryOptions {
 /** The devices, spaces and tags of ENTITIES_FILE; both stores rely on it. */
 export default fp<EntityRegistryOptions>(async function entityRegistry (fastify, options) {
   const counts = (registry: EntityRegistry) => ({ devices: registry.deviceCount, spaces: registry.spaceCount })
-  const registry = await reloadableFile(options.entitiesFile, loadEntityRegistry, counts, fastify.log)
+  const listeners: Array<(registry: EntityRegistry) => void> = []
+  const registry = await reloadableFile(options.entitiesFile, loadEntityRegistry, counts, fastify.log, (reloaded) => {
+    for (const listener of listeners) listener(reloaded)
+  })
   fastify.addHook('onClose', async () => { registry.close() })
   fastify.decorate('entityRegistry', { getter: () => registry.current })
   fastify.decorate('reloadEntities', () => registry.reload())
+  fastify.decorate('onEntitiesReloaded', (listener: (reloaded: EntityRegistry) => void) => { listeners.push(listener) })
   fastify.log.info({ file: options.entitiesFile, ...counts(registry.current) }, 'entities loaded')
 }, { name: 'entity-registry', fastify: '5.x' })

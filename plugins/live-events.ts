@@ -168,7 +168,35 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     brokerStatus: () => bus.brokerStatus()
   })
 
+  // An open stream was let in once. When the tokens or the registry change, one whose token is
+  // gone, may not read any more, or would now see other entities is ended cleanly: its client
+  // reconnects with Last-Event-ID, and is let in, or not, as its token says now. (A JWT's stream
+  // ends when the JWT expires: src/routes/event-stream.ts.)
+  fastify.tokens.onReplaced(() => {
+    streams.endWhere((stream) => {
+      const key = stream.opener?.directoryKey
+      if (key === undefined) return false
+      const now = fastify.tokens.byKey(key)
+      return now === undefined || !now.read || JSON.stringify(now.scope) !== JSON.stringify(stream.opener!.principal.scope)
+    }, 'its token was revoked or scoped otherwise')
+  })
+  fastify.onEntitiesReloaded((registry) => {
+    streams.endWhere((stream) => {
+      const scope = stream.opener?.principal.scope
+      const seen = stream.filter.scope
+      if (scope === undefined || seen === undefined) return false
+      const now = registry.visibleOf(scope)
+      return !sameMembers(now.deviceIds, seen.deviceIds) || !sameMembers(now.spaceIds, seen.spaceIds)
+    }, 'its scope covers other entities in the reloaded registry')
+  })
+
   // Streams end before the server waits for its connections to close.
   fastify.addHook('preClose', async () => { streams.endAll() })
   fastify.addHook('onClose', async () => { await bus.close() })
-}, { name: 'live-events', dependencies: ['event-store', 'entity-registry', 'metrics'], fastify: '5.x' })
+}, { name: 'live-events', dependencies: ['event-store', 'entity-registry', 'authentication', 'metrics'], fastify: '5.x' })
+
+function sameMembers (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a.size !== b.size) return false
+  for (const member of a) if (!b.has(member)) return false
+  return true
+}

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { copyFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { AUTH, build, fixturesDir, INGEST_AUTH } from './helper.js'
+import { AUTH, build, fixturesDir, INGEST_AUTH, storeFromEnv } from './helper.js'
 import { SseClient } from './live/sse-client.js'
 
 const NDJSON = { 'content-type': 'application/x-ndjson' }
@@ -135,6 +135,53 @@ t.test('start_date: the stored events from then, in the events endpoint\'s order
   t.same(client.messages.map((frame) => JSON.parse(frame.data!).message_id), storedIds)
   await ingest(app, [event()])
   await client.until((c) => c.messages.length === storedIds.length + 1, 5000, 'live after the replay')
+})
+
+t.test('start_date while an ingest of stored events is on its way (a retry: unchanged, or refused): the replay still sends them, and a new event of that ingest comes once', async (t) => {
+  const eventsFile = join(t.testdir(), 'events.ndjson')
+  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
+  // A slow disk: the store's write takes 300 ms, so the replay runs while the ingest is on its way.
+  const configured = storeFromEnv({ STORE: 'memory', EVENTS_FILE: eventsFile })
+  const store = {
+    ...configured,
+    open: async (context: Parameters<typeof configured.open>[0]) => {
+      const opened = await configured.open(context)
+      const write = opened.writeEvents.bind(opened)
+      opened.writeEvents = async (events) => {
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        return await write(events)
+      }
+      return opened
+    }
+  }
+  const { app, base } = await listening(t, { eventsFile, store })
+  const url = '/svc/v2/events?start_date=2024-01-01T00:00:00Z&device_ids=soap-001'
+  const before = (await app.inject({ url, headers: AUTH })).json().data as Array<Record<string, string>>
+  t.ok(before.length >= 3, 'stored events of the device')
+  // The same first event again (unchanged), the second with other fields (refused), and a new one.
+  const fresh = event({ device_id: 'soap-001', space_id: before[0]!.space_id, date_time: '2025-06-01T00:00:00.000Z' })
+  const body = [JSON.stringify(before[0]), JSON.stringify({ ...before[1], message_code: 'SOMETHING_ELSE' }), JSON.stringify(fresh)].join('\n')
+  const posting = app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: body })
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const client = stream(t, `${base}/svc/v2/events/stream?start_date=2024-01-01T00:00:00Z&device_ids=soap-001`)
+  const outcome = (await posting).json()
+  t.same([outcome.written, outcome.unchanged, outcome.refused.length], [1, 1, 1], 'the ingest: one written, one unchanged, one refused')
+  const after = (await app.inject({ url, headers: AUTH })).json().data.map((message: { message_id: string }) => message.message_id)
+  await client.until((c) => c.messages.length >= after.length, 5000, 'the replay and the new event')
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.same(client.messages.map((frame) => JSON.parse(frame.data!).message_id).sort(), [...after].sort(), 'every stored event once, the new one too')
+})
+
+t.test('HEAD: the stream\'s headers after the same checks, no body, and no stream kept', async (t) => {
+  const { app } = await listening(t, { metricsToken: 'metrics-secret' })
+  const head = await app.inject({ method: 'HEAD', url: '/svc/v2/events/stream?device_ids=soap-001,no-such-device', headers: AUTH })
+  t.equal(head.statusCode, 200)
+  t.match(head.headers['content-type'], 'text/event-stream')
+  t.equal(head.body, '')
+  const metrics = await app.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-secret' } })
+  t.match(metrics.body, 'stream_subscribers 0', 'no subscriber')
+  const bad = await app.inject({ method: 'HEAD', url: '/svc/v2/events/stream?message_ids=x', headers: AUTH })
+  t.equal(bad.statusCode, 400, 'the checks first, as for GET')
 })
 
 t.test('heartbeats, the client bound, and a clean end on shutdown', async (t) => {

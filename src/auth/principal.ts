@@ -10,4 +10,6 @@ export interface Principal {
   readonly ingest: boolean
   /** undefined: every entity. */
   readonly scope: TokenScope | undefined
+  /** When it stops being valid (a JWT's exp), in milliseconds since the epoch; undefined: never by itself. */
+  readonly expiresMs?: number | undefined
 }

@@ -23,9 +23,22 @@ export class TokenDirectory {
     }
   }
 
+  readonly #onReplaced: Array<() => void> = []
+
   /** TOKENS_FILE's tokens, by key (tokens-file.ts, keyOfHexDigest). */
   replaceFileTokens (tokens: Map<string, Principal>): void {
     this.#file = tokens
+    for (const listener of this.#onReplaced) listener()
+  }
+
+  /** Called after TOKENS_FILE's tokens were replaced (a reload): what was let in may not be any more. */
+  onReplaced (listener: () => void): void {
+    this.#onReplaced.push(listener)
+  }
+
+  /** What the token of this key may do now (undefined: it is not known any more). */
+  byKey (key: string): Principal | undefined {
+    return this.#configured.get(key) ?? this.#file.get(key)
   }
 
   lookup (token: string): Principal | undefined {

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net'
 import type { Message } from '../../schemas/message.js'
+import type { Principal } from '../auth/principal.js'
 import type { EntitySelection, EventQuery } from '../store/event-store.js'
 import { matchesFilters } from '../store/store-contract.js'
 import type { KnownEntities } from '../store/store-contract.js'
@@ -65,6 +66,13 @@ export function streamHead (extraHeaders: Record<string, unknown>): string {
   return head + '\r\n'
 }
 
+/** Who opened a stream, for the checks made again while it is open. */
+export interface StreamOpener {
+  /** Its token's key in the token directory; undefined for a token the directory does not hold (a JWT). */
+  directoryKey: string | undefined
+  principal: Principal
+}
+
 /**
  * One open stream. While it replays stored events (start_date) or what it missed (Last-Event-ID),
  * live events wait in `held`; once those are written they follow, and it goes on live. Events up
@@ -77,12 +85,25 @@ export class StreamSubscriber {
   readonly key: string
   held: LiveEvent[] | undefined
   readonly heldIds = new Set<string>()
+  /**
+   * IDs its replay sent while an ingest of them was on its way: if that ingest publishes one, the
+   * stream has it already (each ID is published once, so an ID leaves the set when skipped). Only
+   * IDs of ingests in progress during its replay, and matching its filter, are ever kept here.
+   */
+  readonly replayedWhileWritten = new Set<string>()
   heldBytes = 0
   closed = false
   afterSeq: number
   readonly #query: EventQuery
 
-  constructor (socket: Socket, filter: StreamFilter, key: string, afterSeq: number) {
+  /**
+   * Who opened it: the key of its token in the token directory (undefined for a JWT), and what
+   * that token was let see; re-checked when the tokens or the registry change (plugins/live-events.ts).
+   */
+  readonly opener: StreamOpener | undefined
+
+  constructor (socket: Socket, filter: StreamFilter, key: string, afterSeq: number, opener?: StreamOpener) {
+    this.opener = opener
     this.socket = socket
     this.afterSeq = afterSeq
     this.filter = filter
@@ -141,9 +162,11 @@ export class StreamSubscribers {
     const firstSeq = served[0]!.seq
     const frames = new Map<string, Buffer>()
     for (const stream of this.#streams) {
-      if (stream.afterSeq >= firstSeq) {
-        // It began after some of these were accepted (they were in its resume or replay).
-        this.#deliverSome(stream, served.filter((event) => event.seq > stream.afterSeq), cursorOf)
+      if (stream.afterSeq >= firstSeq || stream.replayedWhileWritten.size > 0) {
+        // It began after some of these were accepted (they were in its resume or replay), or its
+        // replay sent some of them already.
+        const sent = stream.replayedWhileWritten
+        this.#deliverSome(stream, served.filter((event) => event.seq > stream.afterSeq && !sent.delete(event.message.message_id)), cursorOf)
         continue
       }
       if (stream.held !== undefined) {
@@ -192,6 +215,20 @@ export class StreamSubscribers {
     }
     stream.socket.write(frame)
     return true
+  }
+
+  /**
+   * Ends, cleanly, the streams for which `stale` says so (their token revoked, expired or scoped
+   * otherwise now): each client reconnects with Last-Event-ID, and is let in, or not, as its
+   * token now says, missing nothing it may see.
+   */
+  endWhere (stale: (stream: StreamSubscriber) => boolean, reason: string): void {
+    for (const stream of [...this.#streams]) {
+      if (!stale(stream)) continue
+      this.#log.info({ reason }, 'stream ended')
+      this.remove(stream)
+      stream.socket.end()
+    }
   }
 
   /** Ends every stream cleanly (shutdown): clients reconnect, to another instance or to this one once back. */

@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox'
 import { ErrorObject } from '../../schemas/error.js'
 import { EventStreamQuerystring, exclusiveStreamFilters } from '../../schemas/events.js'
 import { errorResponses } from '../../schemas/responses.js'
+import { bearerTokenOf, tokenKey } from '../http/bearer-token.js'
 import { splitList } from '../http/list-parameter.js'
 import { sendError } from '../http/replies.js'
 import { messageFrame, namedFrame, streamHead, StreamSubscriber, type StreamFilter } from '../live/stream-subscribers.js'
@@ -57,6 +58,9 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     const messageCodes = splitList(parameters.message_codes)
     const filter: StreamFilter = { entities: selection, scope: visible, category: parameters.message_category, messageCodes: messageCodes && new Set(messageCodes) }
 
+    // HEAD (Fastify answers it with this route): the stream's headers, and no stream.
+    if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache').send('')
+
     // From here the stream writes to its socket itself (see streamHead).
     const head = streamHead(reply.getHeaders())
     reply.hijack()
@@ -76,8 +80,16 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       if (frame !== '') streams.write(stream, frame)
     }
 
-    const stream = new StreamSubscriber(socket, filter, filterKey(filter), log.lastSeq)
-    socket.once('close', () => streams.remove(stream))
+    const token = bearerTokenOf(request.raw)
+    const directoryKey = token === undefined ? undefined : tokenKey(token)
+    const opener = { directoryKey: directoryKey !== undefined && fastify.tokens.byKey(directoryKey) !== undefined ? directoryKey : undefined, principal: request.principal }
+    const stream = new StreamSubscriber(socket, filter, filterKey(filter), log.lastSeq, opener)
+    // A token that expires (a JWT's exp) ends its stream then: the client reconnects, and is let in or not.
+    const expiry = expiryTimer(request.principal.expiresMs, () => streams.endWhere((open) => open === stream, 'its token expired'))
+    socket.once('close', () => {
+      clearTimeout(expiry)
+      streams.remove(stream)
+    })
     if (errors.length > 0) streams.write(stream, namedFrame('item_errors', errors))
 
     const lastEventId = request.headers['last-event-id']
@@ -122,8 +134,12 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
         const { messages, encoded } = batch
         for (let i = 0; i < messages.length; i++) {
           const message = messages[i]!
-          // Being written right now, or already held: it comes live, after the replay.
-          if (stream.heldIds.has(message.message_id) || fastify.live.isBeingWritten(message.message_id)) continue
+          // Already held: it comes live, after the replay.
+          if (stream.heldIds.has(message.message_id)) continue
+          // An ingest of this ID is on its way: sent now, since it is stored, and not again if that
+          // ingest publishes it (one that finds it unchanged, or refuses it, never does; skipping it
+          // here lost it: a client's retry during a replay was enough).
+          if (fastify.live.isBeingWritten(message.message_id)) stream.replayedWhileWritten.add(message.message_id)
           const json = encoded === undefined
             ? encodeMessage(message)
             : encoded.bytes.toString('utf8', encoded.offsets[encoded.positions[i]!]!, encoded.offsets[encoded.positions[i]! + 1]!)
@@ -139,6 +155,20 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     }
     goLive(stream)
   })
+}
+
+/** setTimeout's longest delay: a later expiry is looked at again then. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1
+
+/** A timer for `onExpired` at `expiresMs` (none without one); not one that keeps the process alive. */
+function expiryTimer (expiresMs: number | undefined, onExpired: () => void): NodeJS.Timeout | undefined {
+  if (expiresMs === undefined) return undefined
+  const wait = expiresMs - Date.now()
+  const timer = wait > LONGEST_TIMER_MS
+    ? setTimeout(() => { expiryTimer(expiresMs, onExpired) }, LONGEST_TIMER_MS)
+    : setTimeout(onExpired, Math.max(0, wait))
+  timer.unref()
+  return timer
 }
 
 /** Resumed events are written in chunks of about this many characters, each waiting for the reader. */

@@ -1,6 +1,9 @@
 import t from 'tap'
+import { copyFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { generateKeyPair, SignJWT } from 'jose'
-import { build } from '../helper.js'
+import { build, fixturesDir } from '../helper.js'
+import { SseClient } from '../live/sse-client.js'
 import { startJwksServer } from './jwks-server.js'
 
 const START = 'start_date=2024-01-01T00:00:00Z'
@@ -44,4 +47,25 @@ t.test('the JWT variables go together', async (t) => {
   t.throws(() => loadConfig({ JWT_JWKS_URL: 'https://idp.test/jwks' }), ConfigError)
   t.throws(() => loadConfig({ JWT_JWKS_URL: 'https://idp.test/jwks' }), /JWT_ISSUER and JWT_AUDIENCE must be set too/)
   t.same(loadConfig({ JWT_JWKS_URL: 'https://idp.test/jwks', JWT_ISSUER: 'i', JWT_AUDIENCE: 'a' }).jwt, { jwksUrl: 'https://idp.test/jwks', issuer: 'i', audience: 'a' })
+})
+
+t.test('a stream opened with a JWT ends when the JWT expires', async (t) => {
+  const jwks = await startJwksServer(t)
+  const key = await jwks.addKey('RS256', 'rsa-stream')
+  const eventsFile = join(t.testdir(), 'events.ndjson')
+  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
+  const app = await build(t, { eventsFile, jwt: { jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 0 } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as { port: number }).port
+  const token = await jwks.sign(key, { sub: 'short-lived', device_ids: ['soap-001'] }, { expiresIn: Math.floor(Date.now() / 1000) + 2 })
+  const lasting = await jwks.sign(key, { sub: 'long-lived', device_ids: ['soap-001'] }, { expiresIn: Math.floor(Date.now() / 1000) + 3600 })
+  const short = new SseClient(`http://127.0.0.1:${port}/svc/v2/events/stream`, { authorization: `Bearer ${token}` })
+  const long = new SseClient(`http://127.0.0.1:${port}/svc/v2/events/stream`, { authorization: `Bearer ${lasting}` })
+  t.teardown(() => { short.close(); long.close() })
+  await short.until((c) => c.status === 200)
+  await long.until((c) => c.status === 200)
+  await short.until((c) => c.ended, 5000, 'the stream of the expired JWT to end')
+  t.notOk(long.ended, 'a JWT still valid keeps its stream')
+  const again = await app.inject({ url: '/svc/v2/events?start_date=2024-01-01T00:00:00Z', headers: { authorization: `Bearer ${token}` } })
+  t.equal(again.statusCode, 401, 'and the expired JWT is refused')
 })
