@@ -113,6 +113,26 @@ t.test('a JSON array: each element checked on its own, its index + 1 as its line
   t.match(answer.refused[0].reason, 'given twice')
 })
 
+t.test('bytes that are not UTF-8: the line is refused, never decoded into another event; an array body is invalid_body', async (t) => {
+  const { app } = await provider(t)
+  const line = (id: Buffer) => Buffer.concat([Buffer.from('{"message_id":"'), id, Buffer.from('","message_code":"EMPTY","message_category":"alert","date_time":"2025-03-01T10:00:00.000Z","device_id":"soap-001","space_id":"bldg-a/floor-1"}')])
+  const latin1 = (text: string) => Buffer.from(text, 'latin1')
+  const payload = Buffer.concat([line(latin1('lat\xe9n-1')), Buffer.from('\n'), line(latin1('lat\xebn-1')), Buffer.from('\n'), line(Buffer.from('utf8-\u00e9-1')), Buffer.from('\n')])
+  const answer = (await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload })).json()
+  t.same(answer, {
+    written: 1,
+    unchanged: 0,
+    refused: [{ line: 1, reason: 'invalid JSON: the line is not valid UTF-8' }, { line: 2, reason: 'invalid JSON: the line is not valid UTF-8' }]
+  }, 'each bad line refused with its number; the UTF-8 one written')
+  const served = (await app.inject({ url: '/svc/v2/events?start_date=2025-03-01T00:00:00Z&end_date=2025-03-02T00:00:00Z', headers: AUTH })).json().data.map((e: { message_id: string }) => e.message_id)
+  t.ok(served.includes('utf8-\u00e9-1'))
+  t.notOk(served.some((id: string) => id.includes('\ufffd')), 'nothing stored with a replacement character')
+  const array = Buffer.concat([Buffer.from('['), line(latin1('arr-\xff')), Buffer.from(']')])
+  const refused = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...JSON_TYPE }, payload: array })
+  t.equal(refused.statusCode, 400)
+  t.same(refused.json(), { status: 400, message: 'invalid_body' })
+})
+
 t.test('many concurrent ingests of the same new IDs: each stored once, none refused', async (t) => {
   const { app, eventsFile } = await provider(t)
   const body = ndjson(...Array.from({ length: 50 }, (_, i) => event(`c-${i}`, { date_time: new Date(Date.UTC(2025, 2, 2) + i).toISOString() })))

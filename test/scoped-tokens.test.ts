@@ -1,5 +1,5 @@
 import t from 'tap'
-import { copyFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { DataFileError } from '../src/data/data-file-error.js'
@@ -42,6 +42,7 @@ t.test('a scoped token sees only the events of its scope; IDs outside it are ans
   t.same((await events('&space_ids=bldg-a/floor-2', ACME)).errors, [{ id: 'bldg-a/floor-2', item_type: 'space', message: 'invalid_space' }])
   t.same((await events('&tag_ids=mixed/tag (1)', ACME)).errors, [{ id: 'mixed/tag (1)', item_type: 'tag', message: 'invalid_tag' }])
   t.same((await events('&tag_ids=floor-1', ACME)).data, everything.data, 'its own tag is known')
+  t.same((await events('&tag_ids=empty', ACME)).errors, [{ id: 'empty', item_type: 'tag', message: 'invalid_tag' }], 'a tag without members is in no scope that does not name it')
   t.same((await events('&device_ids=soap-001', ACME)).errors, [], 'a device in a space of the scope is known')
 
   const soap = await events('', SOAP)
@@ -102,6 +103,43 @@ t.test('the stream is scoped the same way', async (t) => {
   t.same(outside.frames[0], { event: 'item_errors', data: JSON.stringify([{ id: 'towel-002', item_type: 'device', message: 'invalid_device' }]) }, 'a device outside the scope is unknown to the stream too')
 })
 
+t.test('a scoped ingest token writes only within its scope; outside it, as for unknown entities, and nothing is learnt of what others have', async (t) => {
+  const dir = t.testdir()
+  copyFileSync(join(fixturesDir, 'events.ndjson'), join(dir, 'events.ndjson'))
+  const SOAP_FEEDER = 'soap-feeder-token'
+  const tokens = [...standardTokens, { name: 'soap-feeder', sha256: tokenDigest(SOAP_FEEDER), scope: { device_ids: ['soap-001'] }, ingest: true }]
+  const app = await build(t, { tokensFile: tokensFile(dir, tokens), eventsFile: join(dir, 'events.ndjson') })
+  const line = (id: string, where: { device_id?: string, space_id?: string }) => JSON.stringify({ message_id: id, message_code: 'EMPTY', message_category: 'alert', date_time: '2025-09-01T00:00:00Z', ...where })
+  const post = async (lines: string[]) => (await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...bearer(SOAP_FEEDER), 'content-type': 'application/x-ndjson' }, payload: lines.join('\n') })).json()
+  const stored = (await app.inject({ url: `/svc/v2/events?${START}&device_ids=counter'003`, headers: AUTH })).json().data[0]
+  t.ok(stored !== undefined, 'another tenant\'s stored event')
+  const answer = await post([
+    line('mine', { device_id: 'soap-001', space_id: 'bldg-a/floor-1' }),
+    line('theirs', { device_id: 'counter\'003', space_id: 'bldg-a/floor-1' }),
+    line('nobody', { device_id: 'no-such-device', space_id: 'bldg-a/floor-1' }),
+    line('their-space', { space_id: 'bldg-a/floor-2' }),
+    line('no-space', { space_id: 'no-such-space' }),
+    line('moved-into-theirs', { device_id: 'soap-001', space_id: 'bldg-a/floor-2' }),
+    line('moved-nowhere', { device_id: 'soap-001', space_id: 'no-such-space' }),
+    JSON.stringify(stored)
+  ])
+  t.equal(answer.written, 1, 'its own device\'s event in its own space is written')
+  t.equal(answer.unchanged, 0, 'another tenant\'s event posted again is not confirmed as stored')
+  t.same(answer.refused, [
+    { line: 2, reason: 'device "counter\'003" is not in the entities file' },
+    { line: 3, reason: 'device "no-such-device" is not in the entities file' },
+    { line: 4, reason: 'space "bldg-a/floor-2" is not in the entities file' },
+    { line: 5, reason: 'space "no-such-space" is not in the entities file' },
+    { line: 6, reason: 'space "bldg-a/floor-2" is neither the device\'s space nor in this token\'s scope' },
+    { line: 7, reason: 'space "no-such-space" is neither the device\'s space nor in this token\'s scope' },
+    { line: 8, reason: 'device "counter\'003" is not in the entities file' }
+  ], 'outside the scope reads exactly as unknown')
+  const theirs = (await app.inject({ url: `/svc/v2/events?${START}&device_ids=counter'003`, headers: AUTH })).json().data
+  t.notOk(theirs.some((event: { message_id: string }) => event.message_id === 'theirs'), 'nothing written into another tenant\'s answers')
+  const unscoped = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...bearer(FEEDER), 'content-type': 'application/x-ndjson' }, payload: line('anywhere', { device_id: 'counter\'003', space_id: 'bldg-a/floor-1' }) })
+  t.equal(unscoped.json().written, 1, 'an unscoped ingest token writes for every known entity')
+})
+
 t.test('logs name the token, never the token itself; a reloaded file is taken', async (t) => {
   const lines: string[] = []
   const stream = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
@@ -127,4 +165,41 @@ t.test('npm run token: a new random token and its entry, with the scope asked fo
   t.not(newToken(['--name', 'x']).token, newToken(['--name', 'x']).token)
   t.same(newToken(['--name', 'x']).entry.scope, undefined, 'no scope: every entity')
   t.throws(() => newToken(['--tag', 'x']), 'a name is required')
+})
+
+t.test('an open stream ends when its token is revoked or scoped otherwise, or when the registry changes what its scope covers; the others stay', async (t) => {
+  const dir = t.testdir()
+  copyFileSync(join(fixturesDir, 'events.ndjson'), join(dir, 'events.ndjson'))
+  const entitiesFile = join(dir, 'entities.json')
+  copyFileSync(join(fixturesDir, 'entities.json'), entitiesFile)
+  const file = tokensFile(dir, standardTokens)
+  const app = await build(t, { tokensFile: file, eventsFile: join(dir, 'events.ndjson'), entitiesFile })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { SseClient } = await import('./live/sse-client.js')
+  const port = (app.server.address() as { port: number }).port
+  const open = async (token: string) => {
+    const client = new SseClient(`http://127.0.0.1:${port}/svc/v2/events/stream`, bearer(token))
+    t.teardown(() => client.close())
+    await client.until((c) => c.status === 200)
+    return client
+  }
+  const acme = await open(ACME)
+  const soap = await open(SOAP)
+  const unscoped = await open('test-token-1')
+
+  // The file again, without soap-watch: its stream ends, the others go on.
+  writeFileSync(file, JSON.stringify({ tokens: standardTokens.filter((entry) => entry.name !== 'soap-watch') }))
+  await soap.until((c) => c.ended, 5000, 'the revoked token\'s stream to end')
+  t.notOk(acme.ended, 'a token still in the file keeps its stream')
+  const again = await app.inject({ url: `/svc/v2/events?${START}`, headers: bearer(SOAP) })
+  t.equal(again.statusCode, 401, 'and the revoked token is refused from now on')
+
+  // The registry again, with floor-1's tag covering another space: the tag-scoped stream ends.
+  const entities = JSON.parse(readFileSync(entitiesFile, 'utf8'))
+  const floor1 = entities.tags.find((tag: { id: string }) => tag.id === 'floor-1')
+  floor1.space_ids = [...floor1.space_ids, ...entities.spaces.map((space: { id: string }) => space.id).filter((id: string) => !floor1.space_ids.includes(id)).slice(0, 1)]
+  writeFileSync(entitiesFile, JSON.stringify(entities))
+  await acme.until((c) => c.ended, 5000, 'the stream whose scope now covers more to end')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.notOk(unscoped.ended, 'an unscoped stream goes on')
 })

@@ -22,7 +22,7 @@ function scan (line: string): ReturnType<typeof scanWireLine> {
 /** Whether the scan must take a wire line: printable ASCII without escapes (anything else is left to the general way). */
 const isPlain = (text: string) => /^[\x20-\x7e]*$/.test(text) && !text.includes('\\')
 
-const identifierChars = fc.constantFrom('a', 'Z', '0', '-', '_', '.', ' ', ',', '"', '\\', '/', '\u0001', '\u007f', 'é', '€', '\t', ':', '{', '}')
+const identifierChars = fc.constantFrom('a', 'Z', '0', '-', '_', '.', ' ', ',', '"', '\\', '/', '\u0001', '\u007f', '\u0085', 'é', '€', '\t', ':', '{', '}')
 const identifier = fc.oneof(
   { arbitrary: fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/), weight: 12 },
   fc.array(identifierChars, { minLength: 0, maxLength: 8 }).map((chars) => chars.join('')),

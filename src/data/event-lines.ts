@@ -47,6 +47,9 @@ export function parseEventLine (text: string, line: number): EventLine | undefin
   return { line, event: { message, epochMs }, json: encodeMessage(message) }
 }
 
+/** Why a line whose bytes are not UTF-8 is refused: JSON text is UTF-8, and decoding it would put U+FFFD in place of the bad bytes, another event than the one sent. */
+export const NOT_UTF8 = 'invalid JSON: the line is not valid UTF-8'
+
 /** Reads an NDJSON events file line by line, without holding the text in memory. */
 export async function * readEventLines (file: string): AsyncGenerator<EventLine> {
   const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity })

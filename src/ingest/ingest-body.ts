@@ -1,4 +1,5 @@
-import { parseEventLine, type EventLine } from '../data/event-lines.js'
+import { isUtf8 } from 'node:buffer'
+import { NOT_UTF8, parseEventLine, type EventLine } from '../data/event-lines.js'
 import { scanWireLine } from '../data/wire-line.js'
 import { CR, LF } from '../data/char-codes.js'
 
@@ -25,6 +26,9 @@ export function ndjsonEvents (body: Buffer): EventLine[] | undefined {
     if (wire !== undefined) {
       lines.push({ line, event: wire, json: body.toString('latin1', from, end) })
       anyJson = true
+    } else if (!isUtf8(body.subarray(from, end))) {
+      // Decoding would put U+FFFD in place of the bad bytes: another event than the one sent.
+      lines.push({ line, problem: NOT_UTF8 })
     } else {
       const parsed = parseEventLine(body.toString('utf8', from, end), line)
       if (parsed !== undefined) {

@@ -79,6 +79,26 @@ export class EntityRegistry {
     return visible
   }
 
+  /**
+   * Why a scoped token may not write this event, or undefined when it may. Its device (or a space
+   * event's space) outside the scope is answered exactly as one this registry does not know. A
+   * device event placed in a space that is neither the device's own nor in the scope is refused
+   * whether that space exists or not: written, it would show in that space's answers to whoever
+   * sees it.
+   */
+  scopeRefusal (event: Pick<Message, 'device_id' | 'space_id'>, scope: TokenScope): string | undefined {
+    const visible = this.visibleOf(scope)
+    const { device_id: deviceId, space_id: spaceId } = event
+    if (deviceId !== undefined) {
+      const home = this.#deviceSpace.get(deviceId)
+      if (!visible.deviceIds.has(deviceId) && (home === undefined || !visible.spaceIds.has(home))) return `device ${JSON.stringify(deviceId)} is not in the entities file`
+      if (spaceId !== undefined && spaceId !== home && !visible.spaceIds.has(spaceId)) return `space ${JSON.stringify(spaceId)} is neither the device's space nor in this token's scope`
+      return undefined
+    }
+    if (spaceId === undefined || !visible.spaceIds.has(spaceId)) return `space ${JSON.stringify(spaceId)} is not in the entities file`
+    return undefined
+  }
+
   /** The IDs a scope names that this registry does not know, as `kind "id"`. */
   unknownIn (scope: TokenScope): string[] {
     return [
@@ -106,7 +126,10 @@ export class EntityRegistry {
     const seesDevice = (id: string) => visible === undefined || visible.deviceIds.has(id) || visible.spaceIds.has(this.#deviceSpace.get(id)!)
     const seesSpace = (id: string) => visible === undefined || visible.spaceIds.has(id)
     const seesTag = (id: string, tag: { deviceIds: readonly string[], spaceIds: readonly string[] }) =>
-      visible === undefined || (scope?.tag_ids?.includes(id) ?? false) || (tag.deviceIds.every(seesDevice) && tag.spaceIds.every(seesSpace))
+      visible === undefined || (scope?.tag_ids?.includes(id) ?? false) ||
+      // A tag without members is in no scope but the one that names it (else any scoped token
+      // would learn that it exists).
+      (tag.deviceIds.length + tag.spaceIds.length > 0 && tag.deviceIds.every(seesDevice) && tag.spaceIds.every(seesSpace))
     const { deviceIds, spaceIds, tagIds } = request
     if (deviceIds === undefined && spaceIds === undefined && tagIds === undefined) {
       return { selection: undefined, errors: [], visible }

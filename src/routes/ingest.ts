@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Counter } from 'prom-client'
 import { ErrorObject } from '../../schemas/error.js'
@@ -5,6 +6,7 @@ import { IngestResponse, NDJSON_CONTENT_TYPE } from '../../schemas/ingest.js'
 import type { EventLine } from '../data/event-lines.js'
 import { sendError } from '../http/replies.js'
 import { jsonArrayEvents, ndjsonEvents } from '../ingest/ingest-body.js'
+import type { TokenScope } from '../../schemas/tokens.js'
 import type { EntityRegistry } from '../registry/entity-registry.js'
 import type { IngestEvent, IngestRefusal } from '../store/event-writer.js'
 
@@ -48,9 +50,10 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
     // Bodies are taken as they are: a compressed one is another media type to this endpoint.
     if (type === undefined || (coding !== undefined && coding.toLowerCase() !== 'identity')) return sendError(reply, 'unsupported_media_type')
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
-    const lines = type.toLowerCase().startsWith(NDJSON_CONTENT_TYPE) ? ndjsonEvents(body) : jsonArrayEvents(body.toString('utf8'))
+    // An array body that is not UTF-8 is no JSON text at all (decoding it would change its events).
+    const lines = type.toLowerCase().startsWith(NDJSON_CONTENT_TYPE) ? ndjsonEvents(body) : isUtf8(body) ? jsonArrayEvents(body.toString('utf8')) : undefined
     if (lines === undefined) return sendError(reply, 'invalid_body')
-    const { events, refused } = servableEvents(lines, fastify.entityRegistry)
+    const { events, refused } = servableEvents(lines, fastify.entityRegistry, request.principal.scope)
     const outcome = events.length === 0
       ? { written: 0, unchanged: 0, refused: [] }
       : await fastify.live.ingest(events)
@@ -66,8 +69,12 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
   })
 }
 
-/** The valid events of entities the registry knows; the rest refused, each with its reason. */
-function servableEvents (lines: readonly EventLine[], registry: EntityRegistry): { events: IngestEvent[], refused: IngestRefusal[] } {
+/**
+ * The valid events of entities the registry knows and, for a scoped token, of its scope; the
+ * rest refused, each with its reason (outside the scope reads as unknown: nothing is learnt of
+ * what others have, and nothing is written where others would see it).
+ */
+function servableEvents (lines: readonly EventLine[], registry: EntityRegistry, scope: TokenScope | undefined): { events: IngestEvent[], refused: IngestRefusal[] } {
   const events: IngestEvent[] = []
   const refused: IngestRefusal[] = []
   for (const parsed of lines) {
@@ -76,7 +83,10 @@ function servableEvents (lines: readonly EventLine[], registry: EntityRegistry):
       continue
     }
     const { message } = parsed.event
-    if (registry.knowsEntityOf(message)) {
+    const outOfScope = scope === undefined ? undefined : registry.scopeRefusal(message, scope)
+    if (outOfScope !== undefined) {
+      refused.push({ line: parsed.line, reason: outOfScope })
+    } else if (registry.knowsEntityOf(message)) {
       events.push(parsed)
     } else {
       // It could never be served: refused rather than stored out of sight.

@@ -1,6 +1,7 @@
+import { isUtf8 } from 'node:buffer'
 import { stat } from 'node:fs/promises'
 import { DataFileError } from '../../data/data-file-error.js'
-import { parseEventLine } from '../../data/event-lines.js'
+import { NOT_UTF8, parseEventLine } from '../../data/event-lines.js'
 import { forEachLine, lineText } from '../../data/file-lines.js'
 import { scanWireLine } from '../../data/wire-line.js'
 import { MemoryEventStore } from './memory-event-store.js'
@@ -39,6 +40,8 @@ export async function loadMemoryEventStore (file: string, onProgress?: (progress
         lineBytes.start = start
         lineBytes.end = end
         problem = builder.add(wire.message, wire.epochMs, lineBytes, line)
+      } else if (!isUtf8(bytes.subarray(start, end))) {
+        throw new DataFileError(file, `line ${line}`, NOT_UTF8)
       } else {
         const parsed = parseEventLine(lineText(bytes, start, end), line)
         if (parsed === undefined) return
