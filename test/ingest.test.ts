@@ -61,6 +61,24 @@ t.test('a line with a key given twice is refused whole', async (t) => {
   t.match(run.stdout, 'line 1: "space_id" is given twice')
 })
 
+t.test('a line whose bytes are not UTF-8 is refused with its number, never decoded into another event; the others, unicode too, are written', async (t) => {
+  const dir = t.testdir({
+    'new.ndjson': Buffer.concat([
+      Buffer.from(event('caf\u00e9-1') + '\n'),
+      Buffer.from(event('lat1-x').replace('lat1-x', 'lat1-\u00e9'), 'latin1'),
+      Buffer.from('\r\n' + event('n-3') + '\n')
+    ])
+  })
+  const eventsFile = join(dir, 'events.ndjson')
+  const run = await runIngest(join(dir, 'new.ndjson'), { STORE: 'memory', EVENTS_FILE: eventsFile })
+  t.equal(run.code, 1)
+  t.match(run.stdout, '2 written, 0 already stored, 1 refused')
+  t.match(run.stdout, 'line 2: invalid JSON: the line is not valid UTF-8')
+  const written = readFileSync(eventsFile, 'utf8')
+  t.match(written, '"message_id":"caf\u00e9-1"')
+  t.notMatch(written, '\ufffd', 'no replacement character stored')
+})
+
 t.test('a clean ingest exits 0', async (t) => {
   const dir = t.testdir({ 'new.ndjson': event('n-1') + '\n' })
   const run = await runIngest(join(dir, 'new.ndjson'), { STORE: 'memory', EVENTS_FILE: join(dir, 'events.ndjson') })

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import { createReadStream } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { MessageRecord } from '../../schemas/message.js'
@@ -50,13 +51,19 @@ export function parseEventLine (text: string, line: number): EventLine | undefin
 /** Why a line whose bytes are not UTF-8 is refused: JSON text is UTF-8, and decoding it would put U+FFFD in place of the bad bytes, another event than the one sent. */
 export const NOT_UTF8 = 'invalid JSON: the line is not valid UTF-8'
 
-/** Reads an NDJSON events file line by line, without holding the text in memory. */
+/**
+ * Reads an NDJSON events file line by line, without holding the text in memory. Lines are cut
+ * from latin1 text (one character per byte, and a line break never falls inside a UTF-8
+ * sequence), so each line's own bytes can be checked: one that is not UTF-8 is refused
+ * (NOT_UTF8) instead of being decoded into another event.
+ */
 export async function * readEventLines (file: string): AsyncGenerator<EventLine> {
-  const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity })
+  const lines = createInterface({ input: createReadStream(file, { encoding: 'latin1' }), crlfDelay: Infinity })
   let line = 0
-  for await (const text of lines) {
+  for await (const raw of lines) {
     line++
-    const parsed = parseEventLine(text, line)
+    const bytes = Buffer.from(raw, 'latin1')
+    const parsed = isUtf8(bytes) ? parseEventLine(bytes.toString('utf8'), line) : { line, problem: NOT_UTF8 }
     if (parsed !== undefined) yield parsed
   }
 }
