@@ -96,7 +96,7 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     log.append(events)
     // The streams get them on the next turn, so the ingest's answer is not held up by thousands of
     // writes; in order, and a stream that began meanwhile skips what its resume already held.
-    setImmediate(() => streams.deliver(events, cursorOf, fastify.entityRegistry))
+    setImmediate(() => streams.deliver(events, cursorOf, fastify.entityRegistry, beingWritten.size === 0))
   })
 
   const status = () => bus.brokerStatus()

@@ -203,3 +203,41 @@ t.test('an open stream ends when its token is revoked or scoped otherwise, or wh
   await new Promise((resolve) => setTimeout(resolve, 100))
   t.notOk(unscoped.ended, 'an unscoped stream goes on')
 })
+
+t.test('a stream ended for its token is destroyed soon after when its client leaves the connection half open: it cannot outlive the stream limit', async (t) => {
+  const dir = t.testdir()
+  const file = join(dir, 'tokens.json')
+  const token = 'revoked-soon-token'
+  writeFileSync(file, JSON.stringify({ tokens: [{ name: 'soon', sha256: tokenDigest(token) }] }))
+  const app = await build(t, { tokensFile: file })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as { port: number }).port
+  const { connect } = await import('node:net')
+  const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true }, () => {
+    socket.write(`GET /svc/v2/events/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`)
+  })
+  t.teardown(() => socket.destroy())
+  let received = ''
+  let ended = false
+  socket.on('data', (chunk) => { received += chunk })
+  socket.on('end', () => { ended = true })
+  const until = async (done: () => boolean, what: string) => {
+    const deadline = Date.now() + 5000
+    while (!done()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+  await until(() => received.startsWith('HTTP/1.1 200'), 'the stream')
+  writeFileSync(file, JSON.stringify({ tokens: [] }))
+  await until(() => ended, 'the server to end the stream')
+  // The client never ends its side: the server destroys the connection within a few seconds.
+  const connections = () => new Promise<number>((resolve) => app.server.getConnections((_error, count) => resolve(count)))
+  let open = await connections()
+  const deadline = Date.now() + 5000
+  while (open > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    open = await connections()
+  }
+  t.equal(open, 0, 'no connection left on the server')
+})

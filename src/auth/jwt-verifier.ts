@@ -44,11 +44,11 @@ export function createJwtVerifier (settings: JwtSettings): JwtVerifier {
     const scope = scopeOf(payload)
     if (scope === null) return undefined
     const name = `jwt:${typeof payload.sub === 'string' ? payload.sub : 'unnamed'}`
-    const expiresMs = typeof payload.exp === 'number' ? payload.exp * 1000 : undefined
-    const principal: Principal = { name, key: name, read: true, ingest: false, scope, expiresMs }
+    // Without exp a token is checked again after a minute at the latest (an open stream too).
+    const expiresMs = Math.min(typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity, Date.now() + 60_000)
+    const principal: Principal = { name, key: name, read: true, ingest: false, scope, expiresMs: typeof payload.exp === 'number' ? payload.exp * 1000 : expiresMs, jwt: true }
     if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!)
-    // Without exp a token is checked again after a minute at the latest.
-    verified.set(token, { principal, expiresMs: Math.min(expiresMs ?? Infinity, Date.now() + 60_000) })
+    verified.set(token, { principal, expiresMs })
     return principal
   }
 }

@@ -10,6 +10,8 @@ export interface Principal {
   readonly ingest: boolean
   /** undefined: every entity. */
   readonly scope: TokenScope | undefined
-  /** When it stops being valid (a JWT's exp), in milliseconds since the epoch; undefined: never by itself. */
+  /** When it must be checked again (a JWT: its exp, or a minute after it was verified without one), in ms since the epoch; undefined: never by itself. */
   readonly expiresMs?: number | undefined
+  /** A JWT's: known from its signature, not from the token directory. */
+  readonly jwt?: true
 }

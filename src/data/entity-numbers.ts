@@ -43,8 +43,10 @@ export class EntityNumberSet {
       this.#list = Int32Array.from(members)
       this.#bits = undefined
     } else {
-      // Every member is numbered by now; a number given later is not a member.
-      this.#bits = new Uint8Array(entityNumberCount())
+      // Every member is numbered by now; a number past the largest member's is not a member.
+      let largest = 0
+      for (const member of members) if (member > largest) largest = member
+      this.#bits = new Uint8Array(largest + 1)
       for (const member of members) this.#bits[member] = 1
       this.#list = undefined
     }

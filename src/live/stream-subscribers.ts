@@ -45,6 +45,9 @@ export function namedFrame (event: string, data: unknown): string {
 
 const HEARTBEAT_FRAME = Buffer.from(': keep-alive\n\n')
 
+/** How long an ended stream's client has to close its side before the connection is destroyed. */
+const END_GRACE_MS = 2000
+
 /**
  * The head of a stream's answer, written straight to its socket: no chunked encoding (the
  * connection's end ends the answer), so each frame is one socket write of bytes shared by every
@@ -91,6 +94,12 @@ export class StreamSubscriber {
    * IDs of ingests in progress during its replay, and matching its filter, are ever kept here.
    */
   readonly replayedWhileWritten = new Set<string>()
+  /**
+   * While a start_date replay runs: the date_time from which its client must backfill with the
+   * events endpoint if the stream ends before the replay is written (the last one sent, or
+   * start_date), said in a `reset` frame before the end.
+   */
+  replayFrom: string | undefined
   heldBytes = 0
   closed = false
   afterSeq: number
@@ -155,7 +164,13 @@ export class StreamSubscribers {
   }
 
   /** Hands accepted events, those of known entities only, to every stream that wants them. */
-  deliver (events: readonly LiveEvent[], cursorOf: (seq: number) => string, known: KnownEntities): void {
+  deliver (events: readonly LiveEvent[], cursorOf: (seq: number) => string, known: KnownEntities, nothingBeingWritten = false): void {
+    if (nothingBeingWritten) {
+      // Every ingest that was on its way during a replay has published by now (this delivery is
+      // the last of them): what its replay sent need not be looked for any more, once this
+      // delivery is filtered, and the stream shares frames again.
+      setImmediate(() => { for (const stream of this.#streams) if (stream.held === undefined) stream.replayedWhileWritten.clear() })
+    }
     if (this.#streams.size === 0 || events.length === 0) return
     const served = events.filter(({ message }) => known.knowsEntityOf(message))
     if (served.length === 0) return
@@ -223,12 +238,23 @@ export class StreamSubscribers {
    * token now says, missing nothing it may see.
    */
   endWhere (stale: (stream: StreamSubscriber) => boolean, reason: string): void {
-    for (const stream of [...this.#streams]) {
-      if (!stale(stream)) continue
-      this.#log.info({ reason }, 'stream ended')
-      this.remove(stream)
-      stream.socket.end()
-    }
+    for (const stream of [...this.#streams]) if (stale(stream)) this.end(stream, reason)
+  }
+
+  /**
+   * Ends one stream: a replay still running says from when to backfill first (`reset`, as for a
+   * cursor too old to resume), since its frames carry the cursor of its start; then the
+   * connection is ended, and destroyed soon after if the client leaves it half open (it no longer
+   * counts against STREAM_MAX_CLIENTS, so it must not outlive that).
+   */
+  end (stream: StreamSubscriber, reason: string): void {
+    if (stream.closed) return
+    this.#log.info({ reason }, 'stream ended')
+    if (stream.replayFrom !== undefined) stream.socket.write(namedFrame('reset', { since: stream.replayFrom }))
+    this.remove(stream)
+    const { socket } = stream
+    socket.end()
+    setTimeout(() => { socket.destroy() }, END_GRACE_MS).unref()
   }
 
   /** Ends every stream cleanly (shutdown): clients reconnect, to another instance or to this one once back. */

@@ -12,7 +12,7 @@ import { messageFrame, namedFrame, streamHead, StreamSubscriber, type StreamFilt
 import type { EventQuery } from '../store/event-store.js'
 import { encodeMessage } from '../store/message-json.js'
 import { dateRangeOf } from '../time/date-range.js'
-import { EVENT_TIME_MAX_MS } from '../time/rfc3339.js'
+import { EVENT_TIME_MAX_MS, formatEventTime } from '../time/rfc3339.js'
 
 export interface EventStreamOptions {
   /** A stream's unsent data bound (STREAM_MAX_BUFFER_BYTES): the replay waits below it. */
@@ -58,6 +58,13 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     const messageCodes = splitList(parameters.message_codes)
     const filter: StreamFilter = { entities: selection, scope: visible, category: parameters.message_category, messageCodes: messageCodes && new Set(messageCodes) }
 
+    // A token of the directory is checked again while its stream is open (plugins/live-events.ts):
+    // one replaced since this request was let in (a reload in between) is not let in.
+    const token = bearerTokenOf(request.raw)
+    const directoryKey = request.principal.jwt === true || token === undefined ? undefined : tokenKey(token)
+    if (directoryKey !== undefined && fastify.tokens.byKey(directoryKey) !== request.principal) return sendError(reply, 'unauthorized_request')
+    const opener = { directoryKey, principal: request.principal }
+
     // HEAD (Fastify answers it with this route): the stream's headers, and no stream.
     if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache').send('')
 
@@ -75,19 +82,19 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       if (stream.closed) return
       const held = stream.held ?? []
       stream.held = undefined
+      stream.replayFrom = undefined
       let frame = ''
       for (const event of held) frame += messageFrame(log.cursorOf(event.seq), event.json)
       if (frame !== '') streams.write(stream, frame)
     }
 
-    const token = bearerTokenOf(request.raw)
-    const directoryKey = token === undefined ? undefined : tokenKey(token)
-    const opener = { directoryKey: directoryKey !== undefined && fastify.tokens.byKey(directoryKey) !== undefined ? directoryKey : undefined, principal: request.principal }
     const stream = new StreamSubscriber(socket, filter, filterKey(filter), log.lastSeq, opener)
-    // A token that expires (a JWT's exp) ends its stream then: the client reconnects, and is let in or not.
-    const expiry = expiryTimer(request.principal.expiresMs, () => streams.endWhere((open) => open === stream, 'its token expired'))
+    // A token that expires (a JWT: its exp, or a minute without one) ends its stream then: the
+    // client reconnects, and is let in or not.
+    const expiry: { timer: NodeJS.Timeout | undefined } = { timer: undefined }
+    armExpiry(expiry, request.principal.expiresMs, () => streams.end(stream, 'its token expired'))
     socket.once('close', () => {
-      clearTimeout(expiry)
+      clearTimeout(expiry.timer)
       streams.remove(stream)
     })
     if (errors.length > 0) streams.write(stream, namedFrame('item_errors', errors))
@@ -124,6 +131,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
 
     // The replay: live events wait (held) until the stored ones are written.
     stream.held = []
+    stream.replayFrom = formatEventTime(startMs)
     streams.add(stream)
     const cursor = log.headCursor
     const query: EventQuery = { startMs, endMs: EVENT_TIME_MAX_MS, ...filter }
@@ -145,7 +153,11 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
             : encoded.bytes.toString('utf8', encoded.offsets[encoded.positions[i]!]!, encoded.offsets[encoded.positions[i]! + 1]!)
           frame += messageFrame(cursor, json)
         }
-        if (frame !== '') await writeWaiting(socket, frame, options.maxBufferBytes)
+        if (frame !== '') {
+          // Written from here on: a stream ended now says to backfill from the last of them.
+          stream.replayFrom = messages[messages.length - 1]!.date_time
+          await writeWaiting(socket, frame, options.maxBufferBytes)
+        }
       }
     } catch (error) {
       request.log.error({ err: error }, 'stream replay cut: the store failed')
@@ -160,15 +172,14 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
 /** setTimeout's longest delay: a later expiry is looked at again then. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1
 
-/** A timer for `onExpired` at `expiresMs` (none without one); not one that keeps the process alive. */
-function expiryTimer (expiresMs: number | undefined, onExpired: () => void): NodeJS.Timeout | undefined {
-  if (expiresMs === undefined) return undefined
+/** Sets `holder.timer` to call `onExpired` at `expiresMs` (none without one), re-armed past setTimeout's range; never keeps the process alive. */
+function armExpiry (holder: { timer: NodeJS.Timeout | undefined }, expiresMs: number | undefined, onExpired: () => void): void {
+  if (expiresMs === undefined) return
   const wait = expiresMs - Date.now()
-  const timer = wait > LONGEST_TIMER_MS
-    ? setTimeout(() => { expiryTimer(expiresMs, onExpired) }, LONGEST_TIMER_MS)
+  holder.timer = wait > LONGEST_TIMER_MS
+    ? setTimeout(() => { armExpiry(holder, expiresMs, onExpired) }, LONGEST_TIMER_MS)
     : setTimeout(onExpired, Math.max(0, wait))
-  timer.unref()
-  return timer
+  holder.timer.unref()
 }
 
 /** Resumed events are written in chunks of about this many characters, each waiting for the reader. */

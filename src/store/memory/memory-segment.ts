@@ -390,8 +390,11 @@ export class MemorySegment {
   * batches (query: EventQuery): Generator<EventBatch> {
     const bytes = this.#json
     const offsets = this.#jsonOffsets
-    const facts = this.#facts()
     const { positions: candidates, ofSelectedEntities } = this.#candidates(query)
+    // Built with the indexes (at load, on a merge, or for this query's entities): a fresh
+    // ingest's segment answering a window alone is checked by text rather than numbered whole
+    // for a few events.
+    const facts = this.#eventFacts
     const check = ofSelectedEntities
       ? (query.category === undefined && query.messageCodes === undefined && query.messageIds === undefined ? undefined : matchesExclusiveFilter)
       : matchesFilters

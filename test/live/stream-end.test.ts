@@ -1,0 +1,35 @@
+import t from 'tap'
+import { PassThrough } from 'node:stream'
+import type { Socket } from 'node:net'
+import { StreamSubscriber, StreamSubscribers } from '../../src/live/stream-subscribers.js'
+
+/** A socket stand-in (named so): what the subscribers write, and whether they end and destroy it. */
+function fakeSocket () {
+  const socket = new PassThrough() as unknown as Socket & { written: string, destroyedAt?: number }
+  socket.written = ''
+  const write = socket.write.bind(socket)
+  socket.write = ((chunk: string | Buffer) => { socket.written += String(chunk); return write(chunk) }) as Socket['write']
+  socket.on('data', () => {})
+  return socket
+}
+
+t.test('a stream ended during its start_date replay is told from when to backfill (reset), then ended and destroyed; a live one just ends', async (t) => {
+  const streams = new StreamSubscribers({ maxClients: 10, maxBufferBytes: 1 << 20, heartbeatMs: 60_000 }, { info () {} })
+  t.teardown(() => streams.endAll())
+  const replaying = new StreamSubscriber(fakeSocket(), { entities: undefined, scope: undefined, category: undefined, messageCodes: undefined }, '', 0)
+  replaying.held = []
+  replaying.replayFrom = '2025-01-03T12:00:00.123Z'
+  const live = new StreamSubscriber(fakeSocket(), { entities: undefined, scope: undefined, category: undefined, messageCodes: undefined }, '', 0)
+  streams.add(replaying)
+  streams.add(live)
+  t.equal(streams.count, 2)
+  streams.end(replaying, 'a test')
+  streams.end(live, 'a test')
+  const written = (replaying.socket as unknown as { written: string }).written
+  t.equal(written, 'event: reset\ndata: {"since":"2025-01-03T12:00:00.123Z"}\n\n', 'the reset first')
+  t.equal((live.socket as unknown as { written: string }).written, '', 'a live stream gets no reset')
+  t.equal(streams.count, 0)
+  t.ok(replaying.closed && live.closed)
+  await new Promise((resolve) => setTimeout(resolve, 2200))
+  t.ok(replaying.socket.destroyed && live.socket.destroyed, 'destroyed after the grace period')
+})
