@@ -133,6 +133,15 @@ t.test('bytes that are not UTF-8: the line is refused, never decoded into anothe
   t.same(refused.json(), { status: 400, message: 'invalid_body' })
 })
 
+t.test('an identifier holding a lone surrogate (a JSON escape can make one) is refused: no store could keep it as sent; a whole pair is fine', async (t) => {
+  const { app } = await provider(t)
+  const payload = ndjson('{"message_id":"z\\ud800","message_code":"EMPTY","message_category":"alert","date_time":"2025-03-01T10:00:00.000Z","device_id":"soap-001","space_id":"bldg-a/floor-1"}', event('pair-\u{1F6BB}'))
+  const answer = (await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload })).json()
+  t.equal(answer.written, 1, 'the pair')
+  t.equal(answer.refused.length, 1)
+  t.match(answer.refused[0], { line: 1, reason: /message_id: .* holds a lone surrogate/ })
+})
+
 t.test('many concurrent ingests of the same new IDs: each stored once, none refused', async (t) => {
   const { app, eventsFile } = await provider(t)
   const body = ndjson(...Array.from({ length: 50 }, (_, i) => event(`c-${i}`, { date_time: new Date(Date.UTC(2025, 2, 2) + i).toISOString() })))

@@ -36,6 +36,10 @@ export function parseEventLine (text: string, line: number): EventLine | undefin
     const problem = recordCheck.problem(value)!
     return { line, problem: problem.path === '' ? problem.reason : `${problem.path}: ${problem.reason}` }
   }
+  for (const field of IDENTIFIER_FIELDS) {
+    const id = value[field]
+    if (id !== undefined && LONE_SURROGATE.test(id)) return { line, problem: `${field}: ${JSON.stringify(id)} holds a lone surrogate, which is not text (UTF-8 cannot carry it, so no store could keep it as sent)` }
+  }
   const epochMs = parseEventTime(value.date_time)!
   const message: Message = {
     message_id: value.message_id,
@@ -47,6 +51,11 @@ export function parseEventLine (text: string, line: number): EventLine | undefin
   message.space_id = value.space_id
   return { line, event: { message, epochMs }, json: encodeMessage(message) }
 }
+
+const IDENTIFIER_FIELDS = ['message_id', 'message_code', 'device_id', 'space_id'] as const
+
+/** Half of a surrogate pair without its other half (a JSON escape such as "\ud800" can make one). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 /** Why a line whose bytes are not UTF-8 is refused: JSON text is UTF-8, and decoding it would put U+FFFD in place of the bad bytes, another event than the one sent. */
 export const NOT_UTF8 = 'invalid JSON: the line is not valid UTF-8'

@@ -9,6 +9,31 @@ import { idHashesOf, toIndexLine } from './message-id-index.js'
 const WRITE_BATCH = 5000
 
 /**
+ * At most this many bytes of line protocol per write: influxd refuses a body over its
+ * `max-body-size` (25 MB by default) with 413, and long identifiers make 5,000 lines pass that
+ * (each escaped again inside its index point's JSON).
+ */
+const WRITE_MAX_BYTES = 8 * 1024 * 1024
+
+/** The lines in runs of at most WRITE_BATCH lines and WRITE_MAX_BYTES bytes, as [from, to) pairs. */
+export function writeRuns (lines: readonly string[]): Array<[number, number]> {
+  const runs: Array<[number, number]> = []
+  let from = 0
+  let bytes = 0
+  for (let i = 0; i < lines.length; i++) {
+    const size = Buffer.byteLength(lines[i]!) + 1
+    if (i > from && (i - from === WRITE_BATCH || bytes + size > WRITE_MAX_BYTES)) {
+      runs.push([from, i])
+      from = i
+      bytes = 0
+    }
+    bytes += size
+  }
+  if (from < lines.length) runs.push([from, lines.length])
+  return runs
+}
+
+/**
  * ID hashes per index lookup: one InfluxQL or Flux condition each. InfluxDB 1.6's time for a
  * query grows faster than its OR conditions do: 1,000 took 258 ms, 100 took 6.7 ms; a batch of
  * 1,000 new events went from about 250 to 70 ms with lookups of 50.
@@ -43,7 +68,8 @@ export class InfluxEventWriter implements EventWriter {
    *    this very event is unchanged; one stored as another event (other fields, or another time,
    *    even a millisecond apart) is refused.
    * 2. For each day the others touch, the points already stored are read: an event already there
-   *    (stored before the index existed) is unchanged, and its index point is written; any other
+   *    without its index point (a write cut between the two, or made before the index existed)
+   *    gets it now and counts as written, since no answer said it was stored; any other
    *    takes its message_id's slot, or the next free one when another ID holds it.
    *
    * Event points are written before their index points: a write cut in between leaves events the
@@ -128,16 +154,18 @@ export class InfluxEventWriter implements EventWriter {
     const eventLines: string[] = []
     const indexLines: string[] = []
     const written: IngestEvent[] = []
-    let repaired = 0
+    const repaired: IngestEvent[] = []
     for (const ingest of events) {
       const { event, line } = ingest
       const { message, epochMs } = event
       const key = seriesKeyOf(message) + '@' + epochMs
       const storedAt = stored.get(message.message_id)
       if (storedAt?.key === key) {
-        // Stored before the index existed: unchanged, and indexed now.
+        // Its point is stored but not its index point: a write cut between the two (its client
+        // was answered 503) or one made before the index existed. Indexed now, and written (and
+        // pushed) as far as any answer has said: none said it was stored.
         indexLines.push(toIndexLine(this.#measurement, message, epochMs, storedAt.slot))
-        repaired++
+        repaired.push(ingest)
         continue
       }
       if (storedAt !== undefined) {
@@ -154,13 +182,13 @@ export class InfluxEventWriter implements EventWriter {
       eventLines.push(toLineProtocol(this.#measurement, message, epochMs, slot))
       indexLines.push(toIndexLine(this.#measurement, message, epochMs, slot))
     }
-    for (let i = 0; i < eventLines.length; i += WRITE_BATCH) {
-      const chunk = eventLines.slice(i, i + WRITE_BATCH)
-      await this.#backend.write(chunk)
-      outcome.written += chunk.length
-      for (const ingest of written.slice(i, i + WRITE_BATCH)) outcome.stored.push(ingest)
+    for (const [from, to] of writeRuns(eventLines)) {
+      await this.#backend.write(eventLines.slice(from, to))
+      outcome.written += to - from
+      for (const ingest of written.slice(from, to)) outcome.stored.push(ingest)
     }
-    for (let i = 0; i < indexLines.length; i += WRITE_BATCH) await this.#backend.write(indexLines.slice(i, i + WRITE_BATCH))
-    outcome.unchanged += repaired
+    for (const [from, to] of writeRuns(indexLines)) await this.#backend.write(indexLines.slice(from, to))
+    outcome.written += repaired.length
+    for (const ingest of repaired) outcome.stored.push(ingest)
   }
 }
