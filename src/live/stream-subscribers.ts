@@ -165,12 +165,6 @@ export class StreamSubscribers {
 
   /** Hands accepted events, those of known entities only, to every stream that wants them. */
   deliver (events: readonly LiveEvent[], cursorOf: (seq: number) => string, known: KnownEntities, nothingBeingWritten = false): void {
-    if (nothingBeingWritten) {
-      // Every ingest that was on its way during a replay has published by now (this delivery is
-      // the last of them): what its replay sent need not be looked for any more, once this
-      // delivery is filtered, and the stream shares frames again.
-      setImmediate(() => { for (const stream of this.#streams) if (stream.held === undefined) stream.replayedWhileWritten.clear() })
-    }
     if (this.#streams.size === 0 || events.length === 0) return
     const served = events.filter(({ message }) => known.knowsEntityOf(message))
     if (served.length === 0) return
@@ -182,6 +176,9 @@ export class StreamSubscribers {
         // replay sent some of them already.
         const sent = stream.replayedWhileWritten
         this.#deliverSome(stream, served.filter((event) => event.seq > stream.afterSeq && !sent.delete(event.message.message_id)), cursorOf)
+        // With no ingest on its way, every one that was during its replay has published (this
+        // delivery is the last of them): nothing more to look for, and it shares frames again.
+        if (nothingBeingWritten && stream.held === undefined) sent.clear()
         continue
       }
       if (stream.held !== undefined) {

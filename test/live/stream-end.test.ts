@@ -33,3 +33,22 @@ t.test('a stream ended during its start_date replay is told from when to backfil
   await new Promise((resolve) => setTimeout(resolve, 2200))
   t.ok(replaying.socket.destroyed && live.socket.destroyed, 'destroyed after the grace period')
 })
+
+t.test('the IDs a replay sent while their ingest was on its way are dropped from live deliveries once each, and forgotten once nothing is being written', async (t) => {
+  const streams = new StreamSubscribers({ maxClients: 10, maxBufferBytes: 1 << 20, heartbeatMs: 60_000 }, { info () {} })
+  t.teardown(() => streams.endAll())
+  const stream = new StreamSubscriber(fakeSocket(), { entities: undefined, scope: undefined, category: undefined, messageCodes: undefined }, '', 0)
+  streams.add(stream)
+  stream.replayedWhileWritten.add('sent-1')
+  stream.replayedWhileWritten.add('never-published')
+  const event = (seq: number, id: string) => ({ seq, json: `{"message_id":"${id}"}`, message: { message_id: id, message_code: 'C', message_category: 'alert' as const, date_time: '2025-01-01T00:00:00.000Z', device_id: 'd', space_id: 's' } })
+  const known = { knowsEntityOf: () => true }
+  streams.deliver([event(1, 'sent-1'), event(2, 'new-1')], (seq) => `log-${seq}`, known, false)
+  const written = () => (stream.socket as unknown as { written: string }).written
+  t.notMatch(written(), 'sent-1', 'the replayed one is not sent again')
+  t.match(written(), 'new-1')
+  t.same([...stream.replayedWhileWritten], ['never-published'], 'an ingest is still on its way: kept')
+  streams.deliver([event(3, 'new-2')], (seq) => `log-${seq}`, known, true)
+  t.match(written(), 'new-2')
+  t.equal(stream.replayedWhileWritten.size, 0, 'nothing being written: forgotten')
+})
