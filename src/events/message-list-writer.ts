@@ -4,8 +4,15 @@ import { giveBackAnswerBuffer, lendAnswerBuffer } from './answer-buffers.js'
 
 const EMPTY = Buffer.alloc(0)
 
-/** The size of the buffers a streamed answer's chunks are written into. */
-const CHUNK_CAPACITY = 64 * 1024
+/**
+ * The size of the buffers a streamed answer's chunks are written into: a chunk is taken once it
+ * passes 32 KiB (render-events-body.ts), so this leaves room for the event that passed it (a
+ * larger one grows the buffer). Every byte of it is garbage once the chunk is written, and those
+ * buffers are what large answers make RSS grow by: 64 KiB buffers left about 37 MB of them per
+ * large answer, and `--only compression` runs grew the RSS by +74 to +79 MB; with 36 KiB, +37 to
+ * +41 MB at the same answers/s (two runs each, BENCHMARKS.md).
+ */
+const CHUNK_CAPACITY = 36 * 1024
 
 /**
  * Builds the bytes of an answer: events a store handed over encoded are copied, others
