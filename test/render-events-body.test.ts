@@ -4,6 +4,8 @@ import { Readable } from 'node:stream'
 import type { Message } from '../schemas/message.js'
 import type { EventBatch } from '../src/store/event-store.js'
 import { renderEventsBody } from '../src/events/render-events-body.js'
+import { MessageListWriter } from '../src/events/message-list-writer.js'
+import { encodeMessage, encodeMessageList } from '../src/store/message-json.js'
 
 const message = (i: number): Message => ({
   message_id: `m-${String(i).padStart(7, '0')}`,
@@ -141,4 +143,48 @@ t.test('a synchronous store\'s large answer dropped unread releases the query', 
   await new Promise((resolve) => setImmediate(resolve))
   t.equal(state.released, true)
   t.ok(state.batchesRead < 20)
+})
+
+/**
+ * A synchronous store handing its events over encoded, as the memory store does: every other
+ * stored event is answered (positions that skip), as a list or as a view of an index.
+ */
+function encodedStore (batches: number, positionsAs: 'list' | 'view') {
+  const stored = Array.from({ length: batches * 2000 }, (_, i) => message(i))
+  const { bytes, offsets } = encodeMessageList(stored)
+  const answered: Message[] = []
+  function * source (): Generator<EventBatch> {
+    for (let b = 0; b < batches; b++) {
+      const list = Array.from({ length: 1000 }, (_, i) => 2 * (b * 1000 + i) + 1)
+      const messages = list.map((position) => stored[position]!)
+      answered.push(...messages)
+      yield { messages, encoded: { bytes, offsets, positions: positionsAs === 'list' ? list : Uint32Array.from(list) } }
+    }
+  }
+  return { answered, batches: source() }
+}
+
+for (const positionsAs of ['list', 'view'] as const) {
+  t.test(`encoded batches (positions as a ${positionsAs}) are written with their commas, whole or streamed from the event that passed the size`, async (t) => {
+    for (const batches of [1, 9]) {
+      const { answered, batches: source } = encodedStore(batches, positionsAs)
+      const body = renderEventsBody(source, [])
+      const bytes = Buffer.isBuffer(body) ? body : Buffer.concat(await (body as Readable).toArray())
+      t.equal(Buffer.isBuffer(body), batches < 9, `${batches} batches: ${batches < 9 ? 'whole' : 'streamed'}`)
+      t.equal(bytes.toString(), `{"data":[${answered.map(encodeMessage).join(',')}],"errors":[]}`, `${batches} batches: byte for byte`)
+    }
+  })
+}
+
+t.test('MessageListWriter.encodedRun: a comma before each event but the list\'s first, and a stop after the event that passes the limit', async (t) => {
+  const stored = [message(0), message(1), message(2), message(3)]
+  const { bytes, offsets } = encodeMessageList(stored)
+  const encoded = { bytes, offsets, positions: [3, 1, 2] }
+  const json = stored.map(encodeMessage)
+  const writer = new MessageListWriter()
+  t.equal(writer.encodedRun(encoded, 0, 3, true, Number.POSITIVE_INFINITY), 3)
+  t.equal(writer.take().toString(), [json[3], json[1], json[2]].join(','))
+  const limited = new MessageListWriter()
+  t.equal(limited.encodedRun(encoded, 1, 3, false, json[1]!.length), 2, 'stops after the event that passed the limit')
+  t.equal(limited.take().toString(), `,${json[1]},`.slice(0, -1))
 })

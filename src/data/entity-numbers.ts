@@ -34,13 +34,14 @@ const LIST_AT_MOST = 8
  */
 export class EntityNumberSet {
   readonly #bits: Uint8Array | undefined
-  readonly #list: Int32Array | undefined
+  /** A plain array: Int32Array.from was most of a one-device request's numbering. */
+  readonly #list: number[] | undefined
 
   constructor (ids: Iterable<string>) {
     const members: number[] = []
     for (const id of ids) members.push(entityNumber(id))
     if (members.length <= LIST_AT_MOST) {
-      this.#list = Int32Array.from(members)
+      this.#list = members
       this.#bits = undefined
     } else {
       // Every member is numbered by now; a number past the largest member's is not a member.

@@ -1,8 +1,10 @@
 import type { Message } from '../../schemas/message.js'
+import type { EncodedMessages } from '../store/event-store.js'
 import { encodeMessage } from '../store/message-json.js'
 import { giveBackAnswerBuffer, lendAnswerBuffer } from './answer-buffers.js'
 
 const EMPTY = Buffer.alloc(0)
+const COMMA = 0x2c
 
 /**
  * The size of the buffers a streamed answer's chunks are written into: a chunk is taken once it
@@ -32,10 +34,15 @@ export class MessageListWriter {
     this.#length += this.#buffer.write(text, this.#length)
   }
 
+  bytes (bytes: Buffer): void {
+    this.#reserve(bytes.length)
+    this.#length += bytes.copy(this.#buffer, this.#length)
+  }
+
   /** The separator between list items. */
   comma (): void {
     this.#reserve(1)
-    this.#buffer[this.#length++] = 0x2c
+    this.#buffer[this.#length++] = COMMA
   }
 
   message (message: Message): void {
@@ -46,6 +53,37 @@ export class MessageListWriter {
   encoded (bytes: Buffer, start: number, end: number): void {
     this.#reserve(end - start)
     this.#length += bytes.copy(this.#buffer, this.#length, start, end)
+  }
+
+  /**
+   * Events [from, to) of a batch a store handed over encoded, each after a comma (but the first
+   * when `first`: the list's first event), until one takes the length past `limit`. The index
+   * after the last event written. One loop over the batch, not two calls per event: a medium
+   * answer's 944 events 92–100 → 82–95 µs in process (BENCHMARKS.md, "What profiling found");
+   * what is left is mostly the copy itself, about 40 ns a call to Buffer#copy whatever its size.
+   */
+  encodedRun (encoded: EncodedMessages, from: number, to: number, first: boolean, limit: number): number {
+    const { bytes, offsets, positions } = encoded
+    let buffer = this.#buffer
+    let length = this.#length
+    for (let i = from; i < to; i++) {
+      const position = positions[i]!
+      const start = offsets[position]!
+      const end = offsets[position + 1]!
+      if (length + end - start + 1 > buffer.length) {
+        this.#length = length
+        this.#reserve(end - start + 1)
+        buffer = this.#buffer
+      }
+      if (i > from || !first) buffer[length++] = COMMA
+      length += bytes.copy(buffer, length, start, end)
+      if (length > limit) {
+        this.#length = length
+        return i + 1
+      }
+    }
+    this.#length = length
+    return to
   }
 
   /** The bytes written so far; the writer starts again empty. */

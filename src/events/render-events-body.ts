@@ -48,30 +48,37 @@ export interface RenderOptions {
 export function renderEventsBody (batches: EventBatches, errors: readonly ItemError[], options: RenderOptions = {}): Buffer | Readable | Promise<Buffer | Readable> {
   const { head, tail } = eventsEnvelope(errors)
   const writer = new MessageListWriter()
-  writer.text(head)
+  writer.bytes(head)
   if (!isSynchronous(batches)) return renderArriving(batches[Symbol.asyncIterator](), writer, tail, options)
   const iterator = batches[Symbol.iterator]()
   let events = 0
   while (true) {
     const next = iterator.next()
     if (next.done === true) {
-      writer.text(tail)
+      writer.bytes(tail)
       options.onEnd?.(events)
       return writer.take()
     }
     const batch = next.value
+    const { encoded } = batch
     const count = batch.messages.length
-    for (let i = 0; i < count; i++) {
-      if (events++ > 0) writer.comma()
-      writeEvent(writer, batch, i)
+    for (let i = 0; i < count;) {
+      if (encoded !== undefined) {
+        const after = writer.encodedRun(encoded, i, count, events === 0, WHOLE_BODY_LIMIT)
+        events += after - i
+        i = after
+      } else {
+        if (events++ > 0) writer.comma()
+        writer.message(batch.messages[i++]!)
+      }
       // Checked per event: the work done before the first chunk goes out stays bounded.
-      if (writer.length > WHOLE_BODY_LIMIT) return streamOf(writer, remainderFirst(batch, i + 1, iterator), tail, events, options)
+      if (writer.length > WHOLE_BODY_LIMIT) return streamOf(writer, remainderFirst(batch, i, iterator), tail, events, options)
     }
   }
 }
 
 /** The batches of an asynchronous store, with an event-loop turn every CHUNK_LIMIT of output. */
-async function renderArriving (iterator: AsyncIterator<EventBatch>, writer: MessageListWriter, tail: string, options: RenderOptions): Promise<Buffer | Readable> {
+async function renderArriving (iterator: AsyncIterator<EventBatch>, writer: MessageListWriter, tail: Buffer, options: RenderOptions): Promise<Buffer | Readable> {
   let events = 0
   let sinceTurn = 0
   while (true) {
@@ -83,7 +90,7 @@ async function renderArriving (iterator: AsyncIterator<EventBatch>, writer: Mess
     }
     const next = await iterator.next()
     if (next.done === true) {
-      writer.text(tail)
+      writer.bytes(tail)
       options.onEnd?.(events)
       return writer.take()
     }
@@ -124,7 +131,7 @@ function writeEvent (writer: MessageListWriter, batch: EventBatch, i: number): v
   }
 }
 
-function streamOf (writer: MessageListWriter, iterator: AnyIterator, tail: string, events: number, options: RenderOptions): Readable {
+function streamOf (writer: MessageListWriter, iterator: AnyIterator, tail: Buffer, events: number, options: RenderOptions): Readable {
   const stream = Readable.from(streamRest(writer, iterator, tail, events, options), { objectMode: false })
   // A stream destroyed before its first read (the client left while the first batches were
   // read) ends streamRest before it starts, so its finally never runs: release the store's
@@ -136,7 +143,7 @@ function streamOf (writer: MessageListWriter, iterator: AnyIterator, tail: strin
   return stream
 }
 
-async function * streamRest (writer: MessageListWriter, iterator: AnyIterator, tail: string, eventsBefore: number, options: RenderOptions): AsyncGenerator<Buffer> {
+async function * streamRest (writer: MessageListWriter, iterator: AnyIterator, tail: Buffer, eventsBefore: number, options: RenderOptions): AsyncGenerator<Buffer> {
   // What was handed to the stream, so what had gone out (or was on its way) when it was cut.
   let events = eventsBefore
   let handedEvents = 0
@@ -158,10 +165,18 @@ async function * streamRest (writer: MessageListWriter, iterator: AnyIterator, t
       }
       if (next.done === true) break
       const batch = next.value
-      for (let i = 0; i < batch.messages.length; i++) {
-        writer.comma()
-        writeEvent(writer, batch, i)
-        events++
+      const { encoded } = batch
+      const count = batch.messages.length
+      for (let i = 0; i < count;) {
+        if (encoded !== undefined) {
+          const after = writer.encodedRun(encoded, i, count, false, CHUNK_LIMIT - 1)
+          events += after - i
+          i = after
+        } else {
+          writer.comma()
+          writer.message(batch.messages[i++]!)
+          events++
+        }
         if (writer.length >= CHUNK_LIMIT) {
           yield hand(writer.take())
           // One chunk per event-loop turn: a request waiting behind a large answer waits for
@@ -170,7 +185,7 @@ async function * streamRest (writer: MessageListWriter, iterator: AnyIterator, t
         }
       }
     }
-    writer.text(tail)
+    writer.bytes(tail)
     options.onEnd?.(events)
     yield writer.take()
   } finally {

@@ -33,7 +33,8 @@ export interface EntitySelection {
 export interface EncodedMessages {
   readonly bytes: Buffer
   readonly offsets: Uint32Array
-  readonly positions: readonly number[]
+  /** A list, or a view of a store's own index (not to be written to). */
+  readonly positions: readonly number[] | Uint32Array
   /** The events' facts by number, at the same positions, for a store that keeps them. */
   readonly facts?: EventFacts | undefined
 }
