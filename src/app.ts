@@ -15,6 +15,7 @@ import specifications from '../plugins/specifications.js'
 import type { Config } from './config.js'
 import { TokenDirectory } from './auth/token-directory.js'
 import { bearerTokenOf } from './http/bearer-token.js'
+import { lazyRequestLogger } from './http/lazy-request-logger.js'
 import { answerClientError } from './http/client-errors.js'
 import { errorObject, sendError } from './http/replies.js'
 import eventSpecificationsRoutes from './routes/event-specifications.js'
@@ -102,6 +103,8 @@ export function serverOptions (config: Config): FastifyServerOptions {
     logger: { level: config.logLevel },
     // Requests are counted in the millions; a log line per request is debug detail.
     logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
+    // A request's child logger is made when it first writes a line, not for every request.
+    childLoggerFactory: lazyRequestLogger,
     return503OnClosing: true,
     // Loading a large memory store takes as long as it takes: no framework timeout bounds it.
     pluginTimeout: 0,

@@ -17,4 +17,5 @@ t.test('an unexpected failure is 500 internal_error, logged, with nothing of it 
   t.same(response.json(), { status: 500, message: 'internal_error' })
   t.notMatch(response.body, 'secret')
   t.match(logged.join(''), 'secret detail: /srv/data is gone', 'the cause goes to the log')
+  t.match(JSON.parse(logged.find((line) => line.includes('secret detail'))!), { reqId: /^req-/ }, 'with the request\'s ID (src/http/lazy-request-logger.ts)')
 })
