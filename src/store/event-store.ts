@@ -37,6 +37,14 @@ export interface EncodedMessages {
   readonly positions: readonly number[] | Uint32Array
   /** The events' facts by number, at the same positions, for a store that keeps them. */
   readonly facts?: EventFacts | undefined
+  /**
+   * The same events' JSON once more, as one piece: the JSON of `messages[i]` is also `run.bytes`
+   * from `run.starts[run.first + i]` to `run.starts[run.first + i + 1] - 1`, and one comma
+   * stands between two events. A store that keeps an entity's events together (the memory
+   * store, see EntityRuns) says so, and a run of events is written in one copy. Dropped by
+   * whatever changes the batch's events (store-contract.ts's copy of a batch).
+   */
+  readonly run?: { readonly bytes: Buffer, readonly starts: Uint32Array, readonly first: number } | undefined
 }
 
 /**

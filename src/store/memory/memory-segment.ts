@@ -78,6 +78,8 @@ export class MemorySegment {
   #byDevice: Map<string, Uint32Array> | undefined
   #bySpace: Map<string, Uint32Array> | undefined
   #byMessageIdIndex: MessageIdTable | undefined
+  /** Keys of this segment's entity runs in the shared cache (EntityRuns), by entity (`d` or `s`, then its ID). */
+  #runKeys: Map<string, object> | undefined
   /** What the store contract checks, by number (EventFacts); built with the indexes, or when an answer first needs them. */
   #eventFacts: EventFacts | undefined
 
@@ -390,7 +392,7 @@ export class MemorySegment {
   * batches (query: EventQuery): Generator<EventBatch> {
     const bytes = this.#json
     const offsets = this.#jsonOffsets
-    const { positions: candidates, ofSelectedEntities } = this.#candidates(query)
+    const { positions: candidates, ofSelectedEntities, entity } = this.#candidates(query)
     // Built with the indexes (at load, on a merge, or for this query's entities): a fresh
     // ingest's segment answering a window alone is checked by text rather than numbered whole
     // for a few events.
@@ -399,7 +401,7 @@ export class MemorySegment {
       ? (query.category === undefined && query.messageCodes === undefined && query.messageIds === undefined ? undefined : matchesExclusiveFilter)
       : matchesFilters
     if (check === undefined && (candidates instanceof Uint32Array || isRange(candidates))) {
-      yield * this.#allOf(candidates, facts)
+      yield * this.#allOf(candidates, facts, entity)
       return
     }
     let messages: Message[] = []
@@ -424,16 +426,17 @@ export class MemorySegment {
    * messages taken by position, without a generator step and two pushes per event (for the
    * busiest space's 944 events of 90 days, 25 → 8 µs in process; BENCHMARKS.md).
    */
-  * #allOf (candidates: Uint32Array | PositionRange, facts: EventFacts | undefined): Generator<EventBatch> {
+  * #allOf (candidates: Uint32Array | PositionRange, facts: EventFacts | undefined, entity?: IndexWindow): Generator<EventBatch> {
     const bytes = this.#json
     const offsets = this.#jsonOffsets
     const all = this.#messages
     if (candidates instanceof Uint32Array) {
+      const run = entity === undefined ? undefined : this.#runOf(entity)
       for (let from = 0; from < candidates.length; from += EVENT_BATCH_SIZE) {
         const positions = candidates.subarray(from, Math.min(candidates.length, from + EVENT_BATCH_SIZE))
         const messages: Message[] = new Array(positions.length)
         for (let i = 0; i < positions.length; i++) messages[i] = all[positions[i]!]!
-        yield { messages, encoded: { bytes, offsets, positions, facts } }
+        yield { messages, encoded: { bytes, offsets, positions, facts, run: run === undefined ? undefined : { bytes: run.bytes, starts: run.starts, first: entity!.from + from } } }
       }
       return
     }
@@ -443,6 +446,24 @@ export class MemorySegment {
       for (let i = 0; i < positions.length; i++) positions[i] = from + i
       yield { messages: all.slice(from, to), encoded: { bytes, offsets, positions, facts } }
     }
+  }
+
+  /**
+   * The JSON of every event of an entity's index in one piece, comma separated (EntityRuns), for
+   * an entity with enough events to be worth it; made on its first query, then kept while the
+   * cache's budget allows.
+   */
+  #runOf ({ key, index }: IndexWindow): EncodedRun | undefined {
+    if (index.length < EntityRuns.FROM_EVENTS) return undefined
+    this.#runKeys ??= new Map()
+    let runKey = this.#runKeys.get(key)
+    if (runKey === undefined) this.#runKeys.set(key, runKey = {})
+    let run = entityRuns.get(runKey)
+    if (run === undefined) {
+      run = joinedRun(this.#json, this.#jsonOffsets, index)
+      entityRuns.add(runKey, run)
+    }
+    return run
   }
 
   /** The first position whose time is >= ms. */
@@ -474,7 +495,7 @@ export class MemorySegment {
    * entity and time indexes; and whether they are all of the selected entities already (read
    * from the entities' own indexes), so that only the exclusive filter is left to check.
    */
-  #candidates (query: EventQuery): { positions: Candidates, ofSelectedEntities: boolean } {
+  #candidates (query: EventQuery): { positions: Candidates, ofSelectedEntities: boolean, entity?: IndexWindow } {
     const { startMs, endMs, entities, messageIds } = query
     const times = this.#times
     if (messageIds !== undefined) {
@@ -489,14 +510,14 @@ export class MemorySegment {
     if (entities === undefined) return { positions: this.#window(startMs, endMs), ofSelectedEntities: true }
     const { byDevice, bySpace } = this.#indexes()
     const indexes = [
-      ...[...entities.deviceIds].map((id) => byDevice.get(id) ?? NO_POSITIONS),
-      ...[...entities.spaceIds].map((id) => bySpace.get(id) ?? NO_POSITIONS)
-    ].filter((positions) => positions.length > 0)
+      ...[...entities.deviceIds].map((id) => ({ key: `d${id}`, positions: byDevice.get(id) ?? NO_POSITIONS })),
+      ...[...entities.spaceIds].map((id) => ({ key: `s${id}`, positions: bySpace.get(id) ?? NO_POSITIONS }))
+    ].filter(({ positions }) => positions.length > 0)
     if (indexes.length === 0) return { positions: [], ofSelectedEntities: true }
-    const windows = indexes.map((positions) => ({ positions, from: this.#lowerBoundIn(positions, startMs), to: this.#lowerBoundIn(positions, endMs) }))
+    const windows = indexes.map(({ key, positions }) => ({ key, positions, from: this.#lowerBoundIn(positions, startMs), to: this.#lowerBoundIn(positions, endMs) }))
     if (windows.length === 1) {
-      const { positions, from, to } = windows[0]!
-      return { positions: positions.subarray(from, to), ofSelectedEntities: true }
+      const { key, positions, from, to } = windows[0]!
+      return { positions: positions.subarray(from, to), ofSelectedEntities: true, entity: { key, index: positions, from } }
     }
     const selected = windows.reduce((sum, { from, to }) => sum + to - from, 0)
     const overall = this.#lowerBound(endMs) - this.#lowerBound(startMs)
@@ -516,6 +537,76 @@ export class MemorySegment {
     return { positions: () => unique(merged), ofSelectedEntities: true }
   }
 }
+
+/** A window of one entity's index: its key (`d` or `s`, then its ID), the whole index, and where the window begins in it. */
+interface IndexWindow {
+  key: string
+  index: Uint32Array
+  from: number
+}
+
+/** The events of an index, their JSON joined with commas: event i is bytes[starts[i], starts[i + 1] - 1). */
+interface EncodedRun {
+  bytes: Buffer
+  starts: Uint32Array
+}
+
+function joinedRun (json: Buffer, offsets: Uint32Array, index: Uint32Array): EncodedRun {
+  let size = 0
+  for (let i = 0; i < index.length; i++) size += offsets[index[i]! + 1]! - offsets[index[i]!]! + 1
+  const bytes = Buffer.allocUnsafe(size)
+  const starts = new Uint32Array(index.length + 1)
+  let at = 0
+  for (let i = 0; i < index.length; i++) {
+    starts[i] = at
+    at += json.copy(bytes, at, offsets[index[i]!]!, offsets[index[i]! + 1]!)
+    bytes[at++] = COMMA
+  }
+  starts[index.length] = at
+  return { bytes, starts }
+}
+
+const COMMA = 0x2c
+
+/**
+ * Entities' events as one piece of JSON each, for the entities queried, within a budget shared
+ * by every segment of the process, the least recently used given up first. An answer of an
+ * entity's events is then copied in one piece instead of one copy per event: a copy costs about
+ * 40 ns whatever its size, most of an answer of a busy space (944 events: BENCHMARKS.md, "What
+ * profiling found"). Each segment's runs hang off keys it holds (#runKeys), so a segment merged
+ * away leaves its runs to be given up in their turn. Segments never change, so a run never goes
+ * stale.
+ */
+class EntityRuns {
+  /** An entity with fewer events answers fast enough event by event. */
+  static readonly FROM_EVENTS = 64
+  /** What the runs of the process may take together (README, "Limits and timeouts"). */
+  static readonly BUDGET_BYTES = 64 * 1024 * 1024
+  #bytes = 0
+  readonly #runs = new Map<object, EncodedRun>()
+
+  get (key: object): EncodedRun | undefined {
+    const run = this.#runs.get(key)
+    if (run !== undefined) {
+      // Most recently used last.
+      this.#runs.delete(key)
+      this.#runs.set(key, run)
+    }
+    return run
+  }
+
+  add (key: object, run: EncodedRun): void {
+    this.#runs.set(key, run)
+    this.#bytes += run.bytes.length
+    for (const [oldest, { bytes }] of this.#runs) {
+      if (this.#bytes <= EntityRuns.BUDGET_BYTES) break
+      this.#runs.delete(oldest)
+      this.#bytes -= bytes.length
+    }
+  }
+}
+
+const entityRuns = new EntityRuns()
 
 /** Positions from `from` up to `to`: a window of the time order. */
 interface PositionRange {
