@@ -5,7 +5,8 @@ import type { Principal } from '../src/auth/principal.js'
 import type { TokenDirectory } from '../src/auth/token-directory.js'
 import { loadTokensFile } from '../src/auth/tokens-file.js'
 import { reloadableFile } from '../src/data/reloadable-file.js'
-import { bearerTokenOf } from '../src/http/bearer-token.js'
+import { NOT_REMEMBERED, rememberedPrincipal, rememberPrincipal } from '../src/auth/connection-authorization.js'
+import { authorizationOf, bearerTokenIn } from '../src/http/bearer-token.js'
 import { sendError } from '../src/http/replies.js'
 
 /** What a route needs of a token: the consumer interface reads, the ingest posts. */
@@ -70,11 +71,23 @@ export default fp<AuthenticationOptions>(async function authentication (fastify,
     const config = request.routeOptions.config
     if (config.public === true) return done()
     const access = config.access ?? 'read'
-    const token = bearerTokenOf(request.raw)
-    if (token === undefined) return sendError(reply, 'unauthorized_request')
-    const principal = tokens.lookup(token)
-    if (principal !== undefined) return admit(principal, access, request, reply, done)
-    if (verifyJwt === undefined || !looksLikeJwt(token)) return sendError(reply, 'unauthorized_request')
+    const header = authorizationOf(request.raw)
+    if (header === undefined) return sendError(reply, 'unauthorized_request')
+    const socket = request.raw.socket
+    const remembered = rememberedPrincipal(socket, header, tokens.generation)
+    if (remembered !== NOT_REMEMBERED) {
+      return remembered === undefined ? sendError(reply, 'unauthorized_request') : admit(remembered, access, request, reply, done)
+    }
+    const token = bearerTokenIn(header)
+    const principal = token === undefined ? undefined : tokens.lookup(token)
+    if (principal !== undefined) {
+      rememberPrincipal(socket, header, tokens.generation, principal)
+      return admit(principal, access, request, reply, done)
+    }
+    if (token === undefined || verifyJwt === undefined || !looksLikeJwt(token)) {
+      rememberPrincipal(socket, header, tokens.generation, undefined)
+      return sendError(reply, 'unauthorized_request')
+    }
     verifyJwt(token).then((verified) => {
       if (verified === undefined) sendError(reply, 'unauthorized_request')
       else admit(verified, access, request, reply, done)

@@ -24,10 +24,17 @@ export class TokenDirectory {
   }
 
   readonly #onReplaced: Array<() => void> = []
+  #generation = 0
+
+  /** Changes whenever what a token stands for may have changed (TOKENS_FILE reloaded). */
+  get generation (): number {
+    return this.#generation
+  }
 
   /** TOKENS_FILE's tokens, by key (tokens-file.ts, keyOfHexDigest). */
   replaceFileTokens (tokens: Map<string, Principal>): void {
     this.#file = tokens
+    this.#generation++
     for (const listener of this.#onReplaced) listener()
   }
 

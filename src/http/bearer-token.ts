@@ -30,11 +30,20 @@ export function keyOfHexDigest (hex: string): string {
  * client mean, and which one did a proxy add?), so it has none whatever they hold.
  */
 export function bearerTokenOf (request: IncomingMessage): string | undefined {
+  const header = authorizationOf(request)
+  return header === undefined ? undefined : bearerTokenIn(header)
+}
+
+/** The request's one Authorization header (undefined when it has none, or more than one). */
+export function authorizationOf (request: IncomingMessage): string | undefined {
   const header = request.headers.authorization
-  if (header === undefined) return undefined
-  const match = BEARER.exec(header)
-  if (match === null || authorizationHeaders(request.rawHeaders) !== 1) return undefined
-  return match[1]!
+  if (header === undefined || authorizationHeaders(request.rawHeaders) !== 1) return undefined
+  return header
+}
+
+/** The token of an Authorization header's `Bearer <token>`, or undefined. */
+export function bearerTokenIn (header: string): string | undefined {
+  return BEARER.exec(header)?.[1]
 }
 
 function authorizationHeaders (rawHeaders: readonly string[]): number {
