@@ -190,9 +190,10 @@ function isOfNumbered (sets: NumberedSelection, device: number, space: number): 
 class BatchChecker {
   readonly #query: EventQuery
   readonly #known: KnownEntities
-  // Wire date_times are fixed-width UTC text, so order and window are checked on the text.
-  readonly #start: string
-  readonly #end: string
+  // Wire date_times are fixed-width UTC text, so order and window are checked on the text (for
+  // batches without their facts: made when the first one comes).
+  #start = ''
+  #end = ''
   /** The last event checked, and its time in milliseconds (for the next batch's order). */
   #last: Message | undefined = undefined
   #lastMs = Number.NEGATIVE_INFINITY
@@ -202,8 +203,6 @@ class BatchChecker {
   constructor (query: EventQuery, known: KnownEntities) {
     this.#query = query
     this.#known = known
-    this.#start = formatEventTime(query.startMs)
-    this.#end = formatEventTime(query.endMs)
   }
 
   /** The batch itself when it breaks no rule; otherwise a copy without the events dropped. */
@@ -222,6 +221,10 @@ class BatchChecker {
     const count = messages.length
     const query = this.#query
     const known = this.#known
+    if (this.#start === '') {
+      this.#start = formatEventTime(query.startMs)
+      this.#end = formatEventTime(query.endMs)
+    }
     const start = this.#start
     const end = this.#end
     let lastTime = this.#last?.date_time ?? ''

@@ -9,8 +9,6 @@ import { matchesExclusiveFilter, matchesFilters } from '../store-contract.js'
 import { joinedUtf8 } from './joined-utf8.js'
 import { MessageIdTable } from './message-id-table.js'
 
-const NO_POSITIONS = new Uint32Array(0)
-
 /** A segment's parts, in answer order (see MemorySegment.merge and SegmentBuilder). */
 export interface SegmentParts {
   messages: Message[]
@@ -78,8 +76,6 @@ export class MemorySegment {
   #byDevice: Map<string, Uint32Array> | undefined
   #bySpace: Map<string, Uint32Array> | undefined
   #byMessageIdIndex: MessageIdTable | undefined
-  /** Keys of this segment's entity runs in the shared cache (EntityRuns), by entity (`d` or `s`, then its ID). */
-  #runKeys: Map<string, object> | undefined
   /** What the store contract checks, by number (EventFacts); built with the indexes, or when an answer first needs them. */
   #eventFacts: EventFacts | undefined
 
@@ -453,15 +449,12 @@ export class MemorySegment {
    * an entity with enough events to be worth it; made on its first query, then kept while the
    * cache's budget allows.
    */
-  #runOf ({ key, index }: IndexWindow): EncodedRun | undefined {
+  #runOf ({ index }: IndexWindow): EncodedRun | undefined {
     if (index.length < EntityRuns.FROM_EVENTS) return undefined
-    this.#runKeys ??= new Map()
-    let runKey = this.#runKeys.get(key)
-    if (runKey === undefined) this.#runKeys.set(key, runKey = {})
-    let run = entityRuns.get(runKey)
+    let run = entityRuns.get(index)
     if (run === undefined) {
       run = joinedRun(this.#json, this.#jsonOffsets, index)
-      entityRuns.add(runKey, run)
+      entityRuns.add(index, run)
     }
     return run
   }
@@ -509,16 +502,22 @@ export class MemorySegment {
     }
     if (entities === undefined) return { positions: this.#window(startMs, endMs), ofSelectedEntities: true }
     const { byDevice, bySpace } = this.#indexes()
-    const indexes = [
-      ...[...entities.deviceIds].map((id) => ({ key: `d${id}`, positions: byDevice.get(id) ?? NO_POSITIONS })),
-      ...[...entities.spaceIds].map((id) => ({ key: `s${id}`, positions: bySpace.get(id) ?? NO_POSITIONS }))
-    ].filter(({ positions }) => positions.length > 0)
-    if (indexes.length === 0) return { positions: [], ofSelectedEntities: true }
-    const windows = indexes.map(({ key, positions }) => ({ key, positions, from: this.#lowerBoundIn(positions, startMs), to: this.#lowerBoundIn(positions, endMs) }))
-    if (windows.length === 1) {
-      const { key, positions, from, to } = windows[0]!
-      return { positions: positions.subarray(from, to), ofSelectedEntities: true, entity: { key, index: positions, from } }
+    const indexes: Uint32Array[] = []
+    for (const id of entities.deviceIds) {
+      const positions = byDevice.get(id)
+      if (positions !== undefined && positions.length > 0) indexes.push(positions)
     }
+    for (const id of entities.spaceIds) {
+      const positions = bySpace.get(id)
+      if (positions !== undefined && positions.length > 0) indexes.push(positions)
+    }
+    if (indexes.length === 0) return { positions: [], ofSelectedEntities: true }
+    if (indexes.length === 1) {
+      const index = indexes[0]!
+      const from = this.#lowerBoundIn(index, startMs)
+      return { positions: index.subarray(from, this.#lowerBoundIn(index, endMs)), ofSelectedEntities: true, entity: { index, from } }
+    }
+    const windows = indexes.map((positions) => ({ positions, from: this.#lowerBoundIn(positions, startMs), to: this.#lowerBoundIn(positions, endMs) }))
     const selected = windows.reduce((sum, { from, to }) => sum + to - from, 0)
     const overall = this.#lowerBound(endMs) - this.#lowerBound(startMs)
     // Sorting the entities' windows costs n log n; walking the whole window with a set lookup costs
@@ -538,9 +537,8 @@ export class MemorySegment {
   }
 }
 
-/** A window of one entity's index: its key (`d` or `s`, then its ID), the whole index, and where the window begins in it. */
+/** A window of one entity's index: the whole index, and where the window begins in it. */
 interface IndexWindow {
-  key: string
   index: Uint32Array
   from: number
 }
@@ -573,9 +571,9 @@ const COMMA = 0x2c
  * by every segment of the process, the least recently used given up first. An answer of an
  * entity's events is then copied in one piece instead of one copy per event: a copy costs about
  * 40 ns whatever its size, most of an answer of a busy space (944 events: BENCHMARKS.md, "What
- * profiling found"). Each segment's runs hang off keys it holds (#runKeys), so a segment merged
- * away leaves its runs to be given up in their turn. Segments never change, so a run never goes
- * stale.
+ * profiling found"). A run is kept by its entity's index in its segment (an index belongs to one
+ * segment and never changes, so a run never goes stale); a segment merged away leaves its runs
+ * to be given up in their turn.
  */
 class EntityRuns {
   /** An entity with fewer events answers fast enough event by event. */
@@ -583,9 +581,9 @@ class EntityRuns {
   /** What the runs of the process may take together (README, "Limits and timeouts"). */
   static readonly BUDGET_BYTES = 64 * 1024 * 1024
   #bytes = 0
-  readonly #runs = new Map<object, EncodedRun>()
+  readonly #runs = new Map<Uint32Array, EncodedRun>()
 
-  get (key: object): EncodedRun | undefined {
+  get (key: Uint32Array): EncodedRun | undefined {
     const run = this.#runs.get(key)
     if (run !== undefined) {
       // Most recently used last.
@@ -595,7 +593,7 @@ class EntityRuns {
     return run
   }
 
-  add (key: object, run: EncodedRun): void {
+  add (key: Uint32Array, run: EncodedRun): void {
     this.#runs.set(key, run)
     this.#bytes += run.bytes.length
     for (const [oldest, { bytes }] of this.#runs) {
