@@ -1,5 +1,6 @@
 import t from 'tap'
-import { ceilMs, formatEventTime, isBefore, parseEventTime, parseRfc3339 } from '../src/time/rfc3339.js'
+import fc from 'fast-check'
+import { ceilMs, formatEventTime, isBefore, parseEventTime, parseRfc3339, utcMs } from '../src/time/rfc3339.js'
 
 t.test('valid date-times', async (t) => {
   const valid: Array<[string, string]> = [
@@ -77,4 +78,17 @@ t.test('the wire form is read without the expression, and reads as the expressio
   for (const text of ['2024-02-29T12:00:00.000Z', '2026-02-29T12:00:00.000Z', '2026-04-31T00:00:00.000Z', '2026-01-01T24:00:00.000Z', '0099-01-01T00:00:00.000Z']) {
     t.same(parseRfc3339(text), parseRfc3339(text.toLowerCase()), text)
   }
+})
+
+t.test('utcMs is Date.UTC for every civil date and time from year 100 on', async (t) => {
+  fc.assert(fc.property(
+    fc.integer({ min: 100, max: 9999 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 31 }),
+    fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }), fc.integer({ min: 0, max: 59 }), fc.integer({ min: 0, max: 999 }),
+    (year, month, day, hour, minute, second, millis) => {
+      const monthDays = new Date(Date.UTC(year, month, 0)).getUTCDate()
+      fc.pre(day <= monthDays)
+      return utcMs(year, month, day, hour, minute, second, millis) === Date.UTC(year, month - 1, day, hour, minute, second, millis)
+    }), { numRuns: 20_000 })
+  t.equal(utcMs(2024, 2, 29, 23, 59, 59, 999), Date.UTC(2024, 1, 29, 23, 59, 59, 999), 'a leap day')
+  t.equal(utcMs(1969, 12, 31, 0, 0, 0, 0), Date.UTC(1969, 11, 31), 'before the epoch')
 })

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Message } from '../../schemas/message.js'
 import type { StoredEvent } from './event-lines.js'
-import { DAY_MS, EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../time/rfc3339.js'
+import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS, utcMs } from '../time/rfc3339.js'
 import { BACKSLASH, CLOSE_OBJECT, COMMA, DEL, QUOTE, SPACE } from './char-codes.js'
 import { intern } from './intern.js'
 
@@ -167,8 +167,6 @@ function digitsAt (bytes: Buffer, at: number, count: number): number {
   return value
 }
 
-const DAYS_BEFORE_MONTH = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334]
-
 /**
  * The time of a wire-form date-time, `2026-11-20T10:00:00.000Z`, read from its 24 bytes; undefined
  * when they are not one, or when it is outside what every store can hold (parseEventTime's rule).
@@ -188,11 +186,7 @@ function wireTimeAt (bytes: Buffer, at: number): number | undefined {
   if (!(year >= 0 && month >= 1 && month <= 12 && day >= 1 && hour <= 23 && minute <= 59 && second <= 59 && millis >= 0)) return undefined
   const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
   if (day > (month === 2 ? (leap ? 29 : 28) : DAYS_IN_MONTH[month - 1]!)) return undefined
-  // Days since 1970-01-01 of the year's first day (proleptic Gregorian), then of the date.
-  const y = year - 1
-  const yearDays = 365 * (year - 1970) + (Math.floor(y / 4) - Math.floor(y / 100) + Math.floor(y / 400)) - 477
-  const days = yearDays + DAYS_BEFORE_MONTH[month - 1]! + (month > 2 && leap ? 1 : 0) + day - 1
-  const epochMs = days * DAY_MS + hour * 3_600_000 + minute * 60_000 + second * 1000 + millis
+  const epochMs = utcMs(year, month, day, hour, minute, second, millis)
   return epochMs < EVENT_TIME_MIN_MS || epochMs >= EVENT_TIME_MAX_MS ? undefined : epochMs
 }
 

@@ -44,7 +44,21 @@ function parseWireForm (text: string): Instant | undefined {
   if (!(year >= 100 && month >= 1 && month <= 12 && day >= 1 && hour <= 23 && minute <= 59 && second <= 59 && millis >= 0)) return undefined
   const monthDays = month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1]!
   if (day > monthDays) return undefined
-  return { epochMs: Date.UTC(year, month - 1, day, hour, minute, second, millis), subMillisecond: 0 }
+  return { epochMs: utcMs(year, month, day, hour, minute, second, millis), subMillisecond: 0 }
+}
+
+const DAYS_BEFORE_MONTH = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334]
+
+/**
+ * Date.UTC of a checked civil date and time (month 1 to 12, year 100 or later), by arithmetic:
+ * Date.UTC was a fifth of a line's scan when loading, and most of a query date's parse.
+ */
+export function utcMs (year: number, month: number, day: number, hour: number, minute: number, second: number, millis: number): number {
+  // Days since 1970-01-01 of the year's first day (proleptic Gregorian), then of the date.
+  const y = year - 1
+  const yearDays = 365 * (year - 1970) + (Math.floor(y / 4) - Math.floor(y / 100) + Math.floor(y / 400)) - 477
+  const days = yearDays + DAYS_BEFORE_MONTH[month - 1]! + (month > 2 && isLeapYear(year) ? 1 : 0) + day - 1
+  return days * DAY_MS + hour * 3_600_000 + minute * 60_000 + second * 1000 + millis
 }
 
 export function parseRfc3339 (text: string): Instant | undefined {
