@@ -73,3 +73,15 @@ t.test('an answer the contract thins out is written event by event, without the 
   t.ok(text.length < expected(query, everyone).length, 'events were dropped')
   t.ok(runs < 3, 'batches with a dropped event lose the run')
 })
+
+t.test('a run is made only by an answer of a good share of the entity\'s events, then serves any window of it', async (t) => {
+  const fresh = new MemoryEventStore(new MemorySegment(events))
+  const day: EventQuery = { startMs: T0, endMs: T0 + 10_000, entities: entities([], ['s1']) }
+  const all: EventQuery = { startMs: T0, endMs: T0 + 3_000_000, entities: entities([], ['s1']) }
+  t.equal((await bodyOf(fresh, day, everyone)).runs, 0, 'a few of its events: written event by event, no run made')
+  t.equal((await bodyOf(fresh, day, everyone)).runs, 0, 'still none')
+  t.ok((await bodyOf(fresh, all, everyone)).runs > 0, 'all of them: the run is made')
+  const again = await bodyOf(fresh, day, everyone)
+  t.equal(again.runs, 1, 'a few of them once the run is there: from the run')
+  t.equal(again.text, expected(day, everyone))
+})

@@ -427,7 +427,7 @@ export class MemorySegment {
     const offsets = this.#jsonOffsets
     const all = this.#messages
     if (candidates instanceof Uint32Array) {
-      const run = entity === undefined ? undefined : this.#runOf(entity)
+      const run = entity === undefined ? undefined : this.#runOf(entity, candidates.length)
       for (let from = 0; from < candidates.length; from += EVENT_BATCH_SIZE) {
         const positions = candidates.subarray(from, Math.min(candidates.length, from + EVENT_BATCH_SIZE))
         const messages: Message[] = new Array(positions.length)
@@ -449,13 +449,17 @@ export class MemorySegment {
    * an entity with enough events to be worth it; made on its first query, then kept while the
    * cache's budget allows.
    */
-  #runOf ({ index }: IndexWindow): EncodedRun | undefined {
+  #runOf ({ index }: IndexWindow, answered: number): EncodedRun | undefined {
     if (index.length < EntityRuns.FROM_EVENTS) return undefined
     let run = entityRuns.get(index)
-    if (run === undefined) {
-      run = joinedRun(this.#json, this.#jsonOffsets, index)
-      entityRuns.add(index, run)
-    }
+    if (run !== undefined) return run
+    // Made only by an answer that copies a good share of the entity's events itself, so that
+    // making it costs at most a few times the answer's own work: a client asking for a day of a
+    // huge space cannot make the provider copy all of that space's events per request while
+    // the cache gives runs up. A run larger than a quarter of the budget is not made.
+    if (answered * EntityRuns.SHARE_TO_MAKE < index.length) return undefined
+    run = joinedRun(this.#json, this.#jsonOffsets, index, EntityRuns.BUDGET_BYTES / 4)
+    if (run !== undefined) entityRuns.add(index, run)
     return run
   }
 
@@ -549,9 +553,11 @@ interface EncodedRun {
   starts: Uint32Array
 }
 
-function joinedRun (json: Buffer, offsets: Uint32Array, index: Uint32Array): EncodedRun {
+/** The run of an index's events; undefined when it would be larger than `maxBytes`. */
+function joinedRun (json: Buffer, offsets: Uint32Array, index: Uint32Array, maxBytes: number): EncodedRun | undefined {
   let size = 0
   for (let i = 0; i < index.length; i++) size += offsets[index[i]! + 1]! - offsets[index[i]!]! + 1
+  if (size > maxBytes) return undefined
   const bytes = Buffer.allocUnsafe(size)
   const starts = new Uint32Array(index.length + 1)
   let at = 0
@@ -578,6 +584,8 @@ const COMMA = 0x2c
 class EntityRuns {
   /** An entity with fewer events answers fast enough event by event. */
   static readonly FROM_EVENTS = 64
+  /** A run is made by an answer of at least one in this many of the entity's events. */
+  static readonly SHARE_TO_MAKE = 8
   /** What the runs of the process may take together (README, "Limits and timeouts"). */
   static readonly BUDGET_BYTES = 64 * 1024 * 1024
   #bytes = 0
