@@ -10,6 +10,7 @@ import { buildFluxEventQuery, buildFluxIndexQuery, buildFluxPointsQuery } from '
 import { idHashesOf, idHashOf, toIndexLine } from '../src/store/influx/message-id-index.js'
 import type { FluxSettings } from '../src/store/influx/influx-settings.js'
 import { MAX_PUSHED_ENTITIES } from '../src/store/influx/pushed-entities.js'
+import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../src/time/rfc3339.js'
 
 // No InfluxDB 2.x can run on this machine: the builders are checked against exact Flux text, and
 // the backend talks to a stand-in HTTP server that answers as InfluxDB 2.7 does, from
@@ -584,6 +585,11 @@ t.test('the message_id index: the query reads only the IDs\' hash series, and ro
     { message: { message_id: 'm-2', message_code: 'N7', message_category: 'notification', date_time: '2024-03-01T10:00:00.000Z', space_id: 's2' }, epochMs: Date.UTC(2024, 2, 1, 10) }
   ], 'in wire field order; a value that is not an event is left out')
   t.same(Object.keys(rows![0]!.message), ['message_id', 'message_code', 'message_category', 'date_time', 'device_id', 'space_id'])
+
+  // The writer's lookup: the same query across all time, each point with its slot.
+  const points = (await collect(new FluxBackend(settings(influx.url)).indexPoints(hashes))).flat()
+  t.equal(JSON.parse(influx.received[1]!.body).query, buildFluxIndexQuery('events', 'event', hashes, EVENT_TIME_MIN_MS, EVENT_TIME_MAX_MS))
+  t.same(points.map(({ message, epochMs, slot }) => [message.message_id, epochMs, slot]), [['m-1', Date.UTC(2024, 2, 1, 8), 17], ['m-2', Date.UTC(2024, 2, 1, 10), 0]], 'with the slot below the millisecond')
 })
 
 t.test('an index point: tag id_hash, field message with the wire JSON, the event point\'s own time', async (t) => {

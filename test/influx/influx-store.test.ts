@@ -8,7 +8,7 @@ import { AUTH, build, fixturesDir, INGEST_AUTH, storeFromEnv, testConfig } from 
 import { runIngest } from '../ingest-cli.js'
 import { influxSkipReason, influxTestEnv, silentInfluxUrl, testInfluxServer } from './influx-server.js'
 import type { EventBatch } from '../../src/store/event-store.js'
-import { slotOf, toLineProtocol } from '../../src/store/influx/event-point.js'
+import { PRIMARY_SLOTS, slotOf, toLineProtocol } from '../../src/store/influx/event-point.js'
 import { writeRuns } from '../../src/store/influx/influx-event-writer.js'
 
 const skip = influxSkipReason()
@@ -66,6 +66,72 @@ t.test('an event whose point was written but not its index point (a write cut be
   t.equal(served.length, 1, 'one event, not two')
   const again = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, 'content-type': 'application/x-ndjson' }, payload: JSON.stringify(event) })
   t.same(again.json(), { written: 0, unchanged: 1, refused: [] }, 'then unchanged')
+})
+
+/** An ID other than `id` with the same primary slot (so the same index hash), found by trying. */
+function sameSlotAs (id: string, prefix: string): string {
+  const wanted = slotOf(id)
+  for (let n = 0; ; n++) {
+    const other = `${prefix}-${n}`
+    if (other !== id && slotOf(other) === wanted) return other
+  }
+}
+
+const ndjson = (...events: object[]) => events.map((event) => JSON.stringify(event)).join('\n')
+const postEvents = (app: Awaited<ReturnType<typeof build>>, body: string) =>
+  app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, 'content-type': 'application/x-ndjson' }, payload: body })
+
+t.test('two events of one series and millisecond whose IDs want the same slot are both stored, in one batch, in two, and in two at once', { skip }, async (t) => {
+  const server = await testInfluxServer()
+  t.teardown(() => server.destroy())
+  const app = await build(t, { store: storeFromEnv(influxTestEnv(server, 'slots')) })
+  const event = (id: string, date: string) => ({ message_id: id, message_code: 'EMPTY', message_category: 'alert', date_time: date, device_id: 'soap-001', space_id: 'bldg-a/floor-1' })
+  const served = async (date: string) => (await app.inject({ url: `${EVENTS}&device_ids=soap-001`, headers: AUTH })).json().data
+    .filter((m: { date_time: string }) => m.date_time === date).map((m: { message_id: string }) => m.message_id).sort()
+
+  const one = 'slot-a'
+  const two = sameSlotAs(one, 'slot-b')
+  t.equal(slotOf(two), slotOf(one), `${one} and ${two} share slot ${slotOf(one)}`)
+  const inOne = '2025-03-01T00:00:00.000Z'
+  t.same((await postEvents(app, ndjson(event(one, inOne), event(two, inOne)))).json(), { written: 2, unchanged: 0, refused: [] })
+  t.same(await served(inOne), [one, two].sort(), 'one batch: both served')
+
+  const inTwo = '2025-03-01T00:00:01.000Z'
+  const three = 'slot-c'
+  const four = sameSlotAs(three, 'slot-d')
+  t.same((await postEvents(app, ndjson(event(three, inTwo)))).json(), { written: 1, unchanged: 0, refused: [] })
+  t.same((await postEvents(app, ndjson(event(four, inTwo)))).json(), { written: 1, unchanged: 0, refused: [] }, 'the slot held by an indexed event: another taken')
+  t.same(await served(inTwo), [three, four].sort(), 'two batches: neither overwrote the other')
+  t.same((await postEvents(app, ndjson(event(three, inTwo), event(four, inTwo)))).json(), { written: 0, unchanged: 2, refused: [] }, 'posted again: unchanged')
+
+  const atOnce = '2025-03-01T00:00:02.000Z'
+  const five = 'slot-e'
+  const others = [sameSlotAs(five, 'slot-f'), sameSlotAs(five, 'slot-g'), sameSlotAs(five, 'slot-h')]
+  // The first post is written alone; the four behind it reach the store together, each looked up
+  // while the others are written unless it waits for them.
+  const answers = await Promise.all([postEvents(app, ndjson(event('slot-first', '2025-03-01T00:00:03.000Z'))), ...[five, ...others].map((id) => postEvents(app, ndjson(event(id, atOnce))))])
+  t.same(answers.map((answer) => answer.json().written), [1, 1, 1, 1, 1], 'five posts at once, each written')
+  t.same(await served(atOnce), [five, ...others].sort(), 'four at once: none overwrote another')
+})
+
+t.test('an event displaced from its slot whose point was written but not its index point is indexed where it is, not written twice', { skip: skip || (process.env.INFLUX_BUCKET ? 'written here with InfluxQL' : false) }, async (t) => {
+  const server = await testInfluxServer()
+  t.teardown(() => server.destroy())
+  const env = influxTestEnv(server, 'displaced')
+  const app = await build(t, { store: storeFromEnv(env) })
+  const date = '2025-04-01T00:00:00.000Z'
+  const first = { message_id: 'held-1', message_code: 'EMPTY', message_category: 'alert' as const, date_time: date, device_id: 'soap-001', space_id: 'bldg-a/floor-1' }
+  const second = { ...first, message_id: sameSlotAs(first.message_id, 'held-2') }
+  t.same((await postEvents(app, ndjson(first))).json(), { written: 1, unchanged: 0, refused: [] })
+  // The second event's point above the primary slots, without its index point, as a write that
+  // died between the two would leave it.
+  const cut = toLineProtocol(env.INFLUX_MEASUREMENT!, second, Date.parse(date), PRIMARY_SLOTS + 12345)
+  t.equal((await fetch(`${server.url}/write?db=${env.INFLUX_DATABASE!}&precision=ns`, { method: 'POST', body: cut })).status, 204)
+  t.same((await postEvents(app, ndjson(second))).json(), { written: 1, unchanged: 0, refused: [] }, 'written: no answer had said it was stored')
+  const ids = (await app.inject({ url: `${EVENTS}&device_ids=soap-001`, headers: AUTH })).json().data
+    .filter((m: { date_time: string }) => m.date_time === date).map((m: { message_id: string }) => m.message_id).sort()
+  t.same(ids, [first.message_id, second.message_id].sort(), 'each once')
+  t.same((await postEvents(app, ndjson(second))).json(), { written: 0, unchanged: 1, refused: [] }, 'then unchanged: indexed')
 })
 
 t.test('writes are cut by bytes as well as lines: long identifiers never make a body InfluxDB refuses as too large', async (t) => {

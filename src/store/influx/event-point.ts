@@ -11,19 +11,34 @@ import { decodeTagValue, encodeTagValue } from './tag-value.js'
  * A point's identity is measurement + tag set + timestamp, and events carry milliseconds. The
  * six digits below the millisecond hold a slot derived from message_id, so two events of the same
  * series in the same millisecond land on different points, and the same event always lands on
- * the same point (re-ingesting is idempotent). When two IDs hash to the same slot, the writer
- * takes the next free one (see InfluxEventWriter.writeEvents), having read the points already there.
+ * the same point (re-ingesting is idempotent).
+ *
+ * An event's own slot (its primary slot) is the top 19 bits of its message_id's hash, and the
+ * message_id index files the event under the top 16 bits of the same hash (message-id-index.ts).
+ * So two IDs with the same primary slot share an index hash: the index lookup a write makes for
+ * its IDs anyway also returns every indexed event that could hold the slots it is about to take,
+ * and no read of the points of the batch's window is needed. When two IDs of one series and
+ * millisecond do want the same slot, the writer reads that millisecond's points and takes a
+ * free slot above the primary ones (InfluxEventWriter).
  */
 export const SLOTS_PER_MS = 1_000_000
 
-/** FNV-1a over the UTF-16 code units: cheap, stable, and spread well enough for slots. */
-export function slotOf (messageId: string): number {
+/** Slots below this are primary slots; the rest take the events whose primary slot was held. */
+export const PRIMARY_SLOTS = 1 << 19
+
+/** FNV-1a over the UTF-16 code units: cheap, stable, and spread well enough for slots and index hashes. */
+export function idHash32 (messageId: string): number {
   let hash = 0x811c9dc5
   for (let i = 0; i < messageId.length; i++) {
     hash ^= messageId.charCodeAt(i)
     hash = Math.imul(hash, 0x01000193)
   }
-  return (hash >>> 0) % SLOTS_PER_MS
+  return hash >>> 0
+}
+
+/** An event's primary slot: the top 19 bits of its ID's hash (its index hash is the top 16). */
+export function slotOf (messageId: string): number {
+  return idHash32(messageId) >>> (32 - 19)
 }
 
 /** Nanoseconds since the epoch as decimal text: beyond 2^53, so never a JS number. */

@@ -1,14 +1,18 @@
 import { InfluxDB, type FluxTableMetaData, type QueryApi, type Row } from '@influxdata/influxdb-client'
+import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../../time/rfc3339.js'
 import { EVENT_BATCH_SIZE, type EventQuery } from '../event-store.js'
 import { messageOf, parseStoredTime, type StoredPointValues } from './event-point.js'
 import { buildFluxBucketQuery, buildFluxEventQuery, buildFluxIndexQuery, buildFluxPointsQuery } from './flux-query.js'
-import type { ExistingPoint, InfluxBackend, TimedMessage } from './influx-backend.js'
+import type { ExistingPoint, IndexedPoint, InfluxBackend, TimedMessage } from './influx-backend.js'
 import type { FluxSettings } from './influx-settings.js'
 import { InfluxTransport, unavailable } from './influx-transport.js'
 import { indexedMessageOf } from './message-id-index.js'
 
 /** Writes above this many bytes go gzipped: InfluxDB 2.x is usually across a network (the client library's own threshold). */
 const GZIP_WRITES_ABOVE = 1000
+
+/** ID hashes per index lookup: one Flux condition each. */
+const FLUX_HASHES_PER_QUERY = 50
 
 /** One row of an answer, read by column label: a column the table lacks, or a null, is undefined. */
 type Cells = (label: string) => string | undefined
@@ -44,6 +48,16 @@ export class FluxBackend implements InfluxBackend {
     if (flux === undefined) return
     for await (const rows of this.#select(flux, (cells) => ({ message: indexedMessageOf(cells('_value')), epochMs: parseStoredTime(cells('_time') ?? '').epochMs }))) {
       yield rows.filter((row): row is TimedMessage => row.message !== undefined)
+    }
+  }
+
+  async * indexPoints (idHashes: readonly string[]): AsyncGenerator<IndexedPoint[]> {
+    for (let from = 0; from < idHashes.length; from += FLUX_HASHES_PER_QUERY) {
+      const flux = buildFluxIndexQuery(this.#settings.bucket, this.#settings.measurement, idHashes.slice(from, from + FLUX_HASHES_PER_QUERY), EVENT_TIME_MIN_MS, EVENT_TIME_MAX_MS)
+      if (flux === undefined) return
+      for await (const rows of this.#select(flux, (cells) => ({ message: indexedMessageOf(cells('_value')), ...parseStoredTime(cells('_time') ?? '') }))) {
+        yield rows.filter((row): row is IndexedPoint => row.message !== undefined)
+      }
     }
   }
 

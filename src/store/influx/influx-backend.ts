@@ -15,6 +15,13 @@ export interface ExistingPoint {
   slot: number
 }
 
+/** An event of the message_id index as the writer needs it: where its point is, to the slot. */
+export interface IndexedPoint {
+  message: Message
+  epochMs: number
+  slot: number
+}
+
 /**
  * What one query dialect (InfluxQL or Flux) does for InfluxEventStore. Failures to reach or
  * hear from InfluxDB in time are StoreUnavailableError.
@@ -29,6 +36,11 @@ export interface InfluxBackend {
    * sharing their hashes.
    */
   indexedEvents (idHashes: readonly string[], startMs: number, endMs: number): AsyncIterable<TimedMessage[]>
+  /**
+   * The writer's lookup: every index point whose ID hashes to one of `idHashes`, across all time,
+   * with its exact slot, in no particular order.
+   */
+  indexPoints (idHashes: readonly string[]): AsyncIterable<IndexedPoint[]>
   /** Every point with startMs <= time < endMs, with its exact sub-millisecond slot. */
   pointsBetween (startMs: number, endMs: number): AsyncIterable<ExistingPoint[]>
   /** Writes line-protocol lines; throws with InfluxDB's reason when any is refused. */

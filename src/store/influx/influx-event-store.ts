@@ -1,7 +1,8 @@
 import type { EventBatch, EventQuery, EventStore, StoreHealth } from '../event-store.js'
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
 import type { InfluxBackend } from './influx-backend.js'
-import { InfluxEventWriter } from './influx-event-writer.js'
+import { slotOf } from './event-point.js'
+import { InfluxEventWriter, pointKeyOf } from './influx-event-writer.js'
 import { idHashesOf } from './message-id-index.js'
 import { orderWithinMilliseconds } from './order-within-milliseconds.js'
 import { isScan, ScanGate } from './scan-gate.js'
@@ -15,7 +16,10 @@ export class InfluxEventStore implements EventStore {
   #prepared: Promise<void> | undefined
   /** Writes one at a time (the slots of one millisecond are chosen from what is stored). */
   #writing: Promise<unknown> = Promise.resolve()
-  /** The message_ids of the ingests not finished yet, with how many of them hold each. */
+  /**
+   * What the ingests not finished yet claim, with how many of them claim each: their message_ids
+   * and the points of their primary slots (pointKeyOf).
+   */
   readonly #pending = new Map<string, number>()
 
   constructor (backend: InfluxBackend, maxScans: number, measurement: string) {
@@ -27,14 +31,20 @@ export class InfluxEventStore implements EventStore {
 
   /**
    * As `npm run ingest` writes (InfluxEventWriter); resolves once InfluxDB acknowledged every
-   * point. Writes go one at a time, but a batch's index lookup (half of an ingest's time) runs
-   * while the batches before it are written, unless one of its IDs is in one of them: then it is
-   * looked up after they are stored, so it sees them.
+   * point. Writes go one at a time, but a batch's index lookup runs while the batches before it
+   * are written, unless it claims what one of them claims (a message_id, or the primary slot of a
+   * series and millisecond): then it is looked up after they are stored, so that it sees them.
    */
   writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
     const ids = events.map(({ event }) => event.message.message_id)
-    const overlaps = ids.some((id) => this.#pending.has(id))
-    for (const id of ids) this.#pending.set(id, (this.#pending.get(id) ?? 0) + 1)
+    const claims = new Set<string>()
+    for (const { event: { message, epochMs } } of events) {
+      claims.add('id ' + message.message_id)
+      claims.add('point ' + pointKeyOf(message, epochMs, slotOf(message.message_id)))
+    }
+    let overlaps = false
+    for (const claim of claims) overlaps ||= this.#pending.has(claim)
+    for (const claim of claims) this.#pending.set(claim, (this.#pending.get(claim) ?? 0) + 1)
     const prepared = this.#prepare()
     const early = overlaps ? undefined : prepared.then(() => this.#writer.lookUp(ids))
     early?.catch(() => {})
@@ -44,10 +54,10 @@ export class InfluxEventStore implements EventStore {
     })
     this.#writing = written.catch(() => {})
     return written.finally(() => {
-      for (const id of ids) {
-        const holders = this.#pending.get(id)! - 1
-        if (holders === 0) this.#pending.delete(id)
-        else this.#pending.set(id, holders)
+      for (const claim of claims) {
+        const holders = this.#pending.get(claim)! - 1
+        if (holders === 0) this.#pending.delete(claim)
+        else this.#pending.set(claim, holders)
       }
     })
   }

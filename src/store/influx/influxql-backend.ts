@@ -1,6 +1,7 @@
+import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../../time/rfc3339.js'
 import type { EventQuery } from '../event-store.js'
 import { messageOf, parseStoredTime, type StoredPointValues } from './event-point.js'
-import type { ExistingPoint, InfluxBackend, TimedMessage } from './influx-backend.js'
+import type { ExistingPoint, IndexedPoint, InfluxBackend, TimedMessage } from './influx-backend.js'
 import type { InfluxQLSettings } from './influx-settings.js'
 import { InfluxTransport, unavailable } from './influx-transport.js'
 import { buildInfluxQLEventQuery, buildInfluxQLIndexQuery, buildInfluxQLPointsQuery, influxqlIdentifier } from './influxql-query.js'
@@ -11,6 +12,9 @@ import { indexedMessageOf } from './message-id-index.js'
  * answer holds the event loop (about a millisecond for 1,000 rows) and the size of its strings.
  */
 const CHUNK_SIZE = 1000
+
+/** ID hashes per statement of an index lookup (indexPoints). */
+const INDEX_HASHES_PER_STATEMENT = 50
 
 interface Series {
   columns: string[]
@@ -62,6 +66,30 @@ export class InfluxQLBackend implements InfluxBackend {
         const message = indexedMessageOf(row[value] as string | undefined)
         const at = row[time]
         if (message !== undefined) found.push({ message, epochMs: typeof at === 'number' ? at : parseStoredTime(at as string).epochMs })
+      }
+      return found
+    })
+  }
+
+  /**
+   * One request of several statements, each of INDEX_HASHES_PER_STATEMENT hashes: InfluxDB 1.6
+   * spends less on them than on as many requests (1,000 new IDs over 100,000 indexed events: 38
+   * against 64 ms of influxd's CPU), and far less than on one statement of every hash (its time
+   * grows faster than its conditions: 1,000 took 258 ms). Times as RFC 3339, for their slots.
+   */
+  async * indexPoints (idHashes: readonly string[]): AsyncGenerator<IndexedPoint[]> {
+    if (idHashes.length === 0) return
+    const statements: string[] = []
+    for (let from = 0; from < idHashes.length; from += INDEX_HASHES_PER_STATEMENT) {
+      statements.push(buildInfluxQLIndexQuery(this.#settings.measurement, idHashes.slice(from, from + INDEX_HASHES_PER_STATEMENT), EVENT_TIME_MIN_MS, EVENT_TIME_MAX_MS))
+    }
+    yield * this.#select(selectForm(this.#settings.database, statements.join('; '), undefined), (series) => {
+      const time = series.columns.indexOf('time')
+      const value = series.columns.indexOf('message')
+      const found: IndexedPoint[] = []
+      for (const row of series.values) {
+        const message = indexedMessageOf(row[value] as string | undefined)
+        if (message !== undefined) found.push({ message, ...parseStoredTime(row[time] as string) })
       }
       return found
     })

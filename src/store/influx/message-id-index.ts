@@ -3,7 +3,7 @@ import type { Message } from '../../../schemas/message.js'
 import { Message as MessageSchema } from '../../../schemas/message.js'
 import { compileSchemaCheck } from '../../data/schema-check.js'
 import { encodeMessage } from '../message-json.js'
-import { nanosecondsOf } from './event-point.js'
+import { idHash32, nanosecondsOf } from './event-point.js'
 
 /**
  * The message_id index. message_id is a field of the event points (a tag per ID would make a
@@ -26,14 +26,9 @@ export function indexMeasurementOf (measurement: string): string {
   return measurement + INDEX_SUFFIX
 }
 
-/** FNV-1a over the UTF-16 code units, its high 16 bits as 4 hex digits. */
+/** The top 16 bits of the ID's hash (the same hash as its slot's: event-point.ts), as 4 hex digits. */
 export function idHashOf (messageId: string): string {
-  let hash = 0x811c9dc5
-  for (let i = 0; i < messageId.length; i++) {
-    hash ^= messageId.charCodeAt(i)
-    hash = Math.imul(hash, 0x01000193)
-  }
-  return (hash >>> 16).toString(16).padStart(4, '0')
+  return (idHash32(messageId) >>> 16).toString(16).padStart(4, '0')
 }
 
 /** The distinct hashes of some IDs, in first-seen order. */
