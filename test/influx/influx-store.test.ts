@@ -134,6 +134,45 @@ t.test('an event displaced from its slot whose point was written but not its ind
   t.same((await postEvents(app, ndjson(second))).json(), { written: 0, unchanged: 1, refused: [] }, 'then unchanged: indexed')
 })
 
+t.test('two events of different series in one millisecond whose IDs want the same slot keep an index point each', { skip }, async (t) => {
+  const server = await testInfluxServer()
+  t.teardown(() => server.destroy())
+  const app = await build(t, { store: storeFromEnv(influxTestEnv(server, 'index_slots')) })
+  const date = '2025-05-01T00:00:00.000Z'
+  const onA = { message_id: 'series-a', message_code: 'EMPTY', message_category: 'alert', date_time: date, device_id: 'soap-001', space_id: 'bldg-a/floor-1' }
+  const onB = { ...onA, message_id: sameSlotAs(onA.message_id, 'series-b'), device_id: 'towel-002' }
+  t.same((await postEvents(app, ndjson(onA))).json(), { written: 1, unchanged: 0, refused: [] })
+  t.same((await postEvents(app, ndjson(onB))).json(), { written: 1, unchanged: 0, refused: [] })
+  const found = async (id: string) => (await app.inject({ url: `${EVENTS}&message_ids=${id}`, headers: AUTH })).json().data.length
+  t.equal(await found(onA.message_id), 1, 'the first still in the index')
+  t.equal(await found(onB.message_id), 1, 'the second in the index')
+  t.same((await postEvents(app, ndjson({ ...onA, date_time: '2025-05-01T00:00:01.000Z' }))).json().refused.length, 1, 'the first ID with another time: refused')
+  const onAToo = { ...onA, message_id: sameSlotAs(onA.message_id, 'series-c') }
+  t.same((await postEvents(app, ndjson(onAToo))).json(), { written: 1, unchanged: 0, refused: [] })
+  const ids = (await app.inject({ url: EVENTS, headers: AUTH })).json().data
+    .filter((m: { date_time: string }) => m.date_time === date).map((m: { message_id: string }) => m.message_id).sort()
+  t.same(ids, [onA.message_id, onB.message_id, onAToo.message_id].sort(), 'none overwritten')
+})
+
+t.test('an event cut before its index point, posted again behind an event that wants its slot, is indexed where it is and the other placed apart', { skip: skip || (process.env.INFLUX_BUCKET ? 'written here with InfluxQL' : false) }, async (t) => {
+  const server = await testInfluxServer()
+  t.teardown(() => server.destroy())
+  const env = influxTestEnv(server, 'cut_behind')
+  const app = await build(t, { store: storeFromEnv(env) })
+  const date = '2025-06-01T00:00:00.000Z'
+  const cutOne = { message_id: 'cut-y', message_code: 'EMPTY', message_category: 'alert' as const, date_time: date, device_id: 'soap-001', space_id: 'bldg-a/floor-1' }
+  const other = { ...cutOne, message_id: sameSlotAs(cutOne.message_id, 'cut-x') }
+  const created = await fetch(`${server.url}/query`, { method: 'POST', body: new URLSearchParams({ q: `CREATE DATABASE "${env.INFLUX_DATABASE!}"` }) })
+  t.equal(created.status, 200)
+  const point = toLineProtocol(env.INFLUX_MEASUREMENT!, cutOne, Date.parse(date), slotOf(cutOne.message_id))
+  t.equal((await fetch(`${server.url}/write?db=${env.INFLUX_DATABASE!}&precision=ns`, { method: 'POST', body: point })).status, 204)
+  t.same((await postEvents(app, ndjson(other, cutOne))).json(), { written: 2, unchanged: 0, refused: [] })
+  const ids = (await app.inject({ url: EVENTS, headers: AUTH })).json().data
+    .filter((m: { date_time: string }) => m.date_time === date).map((m: { message_id: string }) => m.message_id).sort()
+  t.same(ids, [cutOne.message_id, other.message_id].sort(), 'each once: neither overwrote the other')
+  t.same((await postEvents(app, ndjson(other, cutOne))).json(), { written: 0, unchanged: 2, refused: [] }, 'both indexed')
+})
+
 t.test('writes are cut by bytes as well as lines: long identifiers never make a body InfluxDB refuses as too large', async (t) => {
   const long = 'x'.repeat(1000)
   const lines = Array.from({ length: 20_000 }, () => long)

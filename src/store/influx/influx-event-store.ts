@@ -1,9 +1,8 @@
 import type { EventBatch, EventQuery, EventStore, StoreHealth } from '../event-store.js'
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
 import type { InfluxBackend } from './influx-backend.js'
-import { slotOf } from './event-point.js'
-import { InfluxEventWriter, pointKeyOf } from './influx-event-writer.js'
-import { idHashesOf } from './message-id-index.js'
+import { InfluxEventWriter } from './influx-event-writer.js'
+import { idHashesOf, idHashOf } from './message-id-index.js'
 import { orderWithinMilliseconds } from './order-within-milliseconds.js'
 import { isScan, ScanGate } from './scan-gate.js'
 
@@ -17,8 +16,9 @@ export class InfluxEventStore implements EventStore {
   /** Writes one at a time (the slots of one millisecond are chosen from what is stored). */
   #writing: Promise<unknown> = Promise.resolve()
   /**
-   * What the ingests not finished yet claim, with how many of them claim each: their message_ids
-   * and the points of their primary slots (pointKeyOf).
+   * What the ingests not finished yet claim, with how many of them claim each: their message_ids,
+   * and each ID hash and millisecond (the index points they may write, and through them the
+   * primary slots they may take, which decide the hash).
    */
   readonly #pending = new Map<string, number>()
 
@@ -32,15 +32,15 @@ export class InfluxEventStore implements EventStore {
   /**
    * As `npm run ingest` writes (InfluxEventWriter); resolves once InfluxDB acknowledged every
    * point. Writes go one at a time, but a batch's index lookup runs while the batches before it
-   * are written, unless it claims what one of them claims (a message_id, or the primary slot of a
-   * series and millisecond): then it is looked up after they are stored, so that it sees them.
+   * are written, unless it claims what one of them claims (a message_id, or an ID hash in a
+   * millisecond): then it is looked up after they are stored, so that it sees them.
    */
   writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
     const ids = events.map(({ event }) => event.message.message_id)
     const claims = new Set<string>()
     for (const { event: { message, epochMs } } of events) {
       claims.add('id ' + message.message_id)
-      claims.add('point ' + pointKeyOf(message, epochMs, slotOf(message.message_id)))
+      claims.add('index ' + idHashOf(message.message_id) + '@' + epochMs)
     }
     let overlaps = false
     for (const claim of claims) overlaps ||= this.#pending.has(claim)

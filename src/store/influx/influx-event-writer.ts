@@ -3,7 +3,7 @@ import { sameEvent } from '../../data/event-lines.js'
 import type { EventWriter, IngestEvent, WriteOutcome } from '../event-writer.js'
 import { PRIMARY_SLOTS, SLOTS_PER_MS, idHash32, messageOf, seriesKeyOf, slotOf, toLineProtocol } from './event-point.js'
 import type { InfluxBackend } from './influx-backend.js'
-import { idHashesOf, toIndexLine } from './message-id-index.js'
+import { idHashOf, idHashesOf, toIndexLine } from './message-id-index.js'
 
 const WRITE_BATCH = 5000
 
@@ -37,11 +37,20 @@ export function pointKeyOf (message: Message, epochMs: number, slot: number): st
   return `${seriesKeyOf(message)}@${epochMs}#${slot}`
 }
 
+/**
+ * An index point's place: its ID hash, millisecond and slot (the event point's). Two events of
+ * different series can share a millisecond and a slot, so they share an index point unless the
+ * writer keeps this free too.
+ */
+export function indexKeyOf (messageId: string, epochMs: number, slot: number): string {
+  return `index ${idHashOf(messageId)}@${epochMs}#${slot}`
+}
+
 /** What the message_id index holds for a batch's ID hashes (InfluxEventWriter.lookUp). */
 export interface IndexAnswer {
   /** The indexed events by ID. */
   byId: ReadonlyMap<string, Message>
-  /** The ID at each of their points (pointKeyOf). */
+  /** The ID at each of their event points (pointKeyOf) and index points (indexKeyOf). */
   held: ReadonlyMap<string, string>
 }
 
@@ -70,15 +79,18 @@ export class InfluxEventWriter implements EventWriter {
    *    this very event is unchanged; one stored as another event (other fields, or another time,
    *    even a millisecond apart) is refused.
    * 2. Every other event takes its primary slot (event-point.ts), unless an event of the index
-   *    answer, or of this batch, holds that slot in its series and millisecond: the lookup of step
-   *    1 returned every indexed event that could, since a slot decides the index hash. Such an
-   *    event reads its millisecond's points and takes a free slot above the primary ones, or,
-   *    finding itself there without its index point (a write cut between the two), gets its
-   *    index point and counts as written, since no answer said it was stored. An event stored at
-   *    its primary slot without its index point is simply written again: the same point.
+   *    answer, or of this batch, holds that slot in its series, or holds the index point it
+   *    would write (the same ID hash, millisecond and slot, in any series): the lookup of step 1
+   *    returned every indexed event that could, since a slot decides the index hash. Such an
+   *    event reads its millisecond's points and takes a slot above the primary ones where both
+   *    are free, or, finding itself there without its index point (a write cut between the two),
+   *    gets its index point and counts as written, since no answer said it was stored. An event
+   *    stored at its primary slot without its index point is simply written again: the same point.
    *
    * Event points are written before their index points: a write cut in between leaves events
    * that the next ingest of them writes again in place, never an index point without its event.
+   * Until then such an event is invisible to step 2, and a new event wanting its slot takes its
+   * place (the event was answered 503; posted again, it is stored apart).
    * Step 2 needs no read of the batch's window, whose cost grows with every series of the
    * measurement (a second of 5,000 devices' events: 18 → 50 ms of influxd's CPU as 100,000 events
    * became 400,000).
@@ -95,6 +107,7 @@ export class InfluxEventWriter implements EventWriter {
       for (const { message, epochMs, slot } of points) {
         byId.set(message.message_id, message)
         held.set(pointKeyOf(message, epochMs, slot), message.message_id)
+        held.set(indexKeyOf(message.message_id, epochMs, slot), message.message_id)
       }
     }
     return { byId, held }
@@ -128,11 +141,13 @@ export class InfluxEventWriter implements EventWriter {
       const { message, epochMs } = ingest.event
       const slot = slotOf(message.message_id)
       const key = pointKeyOf(message, epochMs, slot)
-      if (held.has(key)) {
+      const indexKey = indexKeyOf(message.message_id, epochMs, slot)
+      if (held.has(key) || held.has(indexKey)) {
         displaced.push(ingest)
         continue
       }
       held.set(key, message.message_id)
+      held.set(indexKey, message.message_id)
       placed.push({ ingest, slot })
     }
     const repaired: Array<{ ingest: IngestEvent, slot: number }> = []
@@ -158,45 +173,74 @@ export class InfluxEventWriter implements EventWriter {
   }
 
   /**
-   * Events whose primary slot another ID holds (rare: two IDs of one series and millisecond with
-   * the same 19 bits of hash): their milliseconds' points are read, then each is found there
-   * without its index point (repaired), found as another event (refused), or given the first
-   * free slot above the primary ones from a start its hash chooses.
+   * Events whose primary slot another ID holds, in their series or in the index (rare: two IDs of
+   * one millisecond with the same 19 bits of hash). Their milliseconds' points are read; an event
+   * of the batch placed in one of those milliseconds on a point the read shows taken (by an event
+   * whose index point was never written) is displaced too. Then each displaced event is found
+   * there without its index point (repaired, or refused when another event's index point now
+   * holds its place), found as another event (refused), or given the first free slot above the
+   * primary ones, from a start its hash chooses, where both its point and its index point are free.
    */
-  async #placeDisplaced (displaced: readonly IngestEvent[], held: Map<string, string>, placed: Array<{ ingest: IngestEvent, slot: number }>, repaired: Array<{ ingest: IngestEvent, slot: number }>, outcome: WriteOutcome): Promise<void> {
+  async #placeDisplaced (displacedFirst: readonly IngestEvent[], held: Map<string, string>, placed: Array<{ ingest: IngestEvent, slot: number }>, repaired: Array<{ ingest: IngestEvent, slot: number }>, outcome: WriteOutcome): Promise<void> {
     /** message_id -> where it is stored: series@ms, and slot */
     const stored = new Map<string, { at: string, slot: number }>()
-    for (const epochMs of new Set(displaced.map(({ event }) => event.epochMs))) {
+    /** The event points read: series@ms#slot -> message_id */
+    const read = new Map<string, string>()
+    const milliseconds = new Set(displacedFirst.map(({ event }) => event.epochMs))
+    for (const epochMs of milliseconds) {
       for await (const points of this.#backend.pointsBetween(epochMs, epochMs + 1)) {
         for (const point of points) {
           const message = messageOf(point.values, point.epochMs)
-          held.set(pointKeyOf(message, point.epochMs, point.slot), message.message_id)
+          const key = pointKeyOf(message, point.epochMs, point.slot)
+          read.set(key, message.message_id)
+          held.set(key, message.message_id)
           stored.set(message.message_id, { at: `${seriesKeyOf(message)}@${point.epochMs}`, slot: point.slot })
         }
       }
     }
+    const displaced = [...displacedFirst]
+    for (let i = placed.length - 1; i >= 0; i--) {
+      const { ingest, slot } = placed[i]!
+      const { message, epochMs } = ingest.event
+      if (!milliseconds.has(epochMs)) continue
+      const holder = read.get(pointKeyOf(message, epochMs, slot))
+      if (holder === undefined || holder === message.message_id) continue
+      placed.splice(i, 1)
+      held.delete(indexKeyOf(message.message_id, epochMs, slot))
+      displaced.push(ingest)
+    }
     const overflowSlots = SLOTS_PER_MS - PRIMARY_SLOTS
     for (const ingest of displaced) {
       const { message, epochMs } = ingest.event
+      const id = message.message_id
       const at = `${seriesKeyOf(message)}@${epochMs}`
-      const storedAt = stored.get(message.message_id)
+      const storedAt = stored.get(id)
       if (storedAt?.at === at) {
+        const indexHolder = held.get(indexKeyOf(id, epochMs, storedAt.slot))
+        if (indexHolder !== undefined && indexHolder !== id) {
+          // Its index point would overwrite another event's: it stays as it is, unindexed.
+          outcome.refused.push({ line: ingest.line, reason: `message_id ${JSON.stringify(id)} is stored without its index entry, where another event's entry now is; it cannot be indexed` })
+          continue
+        }
+        held.set(indexKeyOf(id, epochMs, storedAt.slot), id)
         repaired.push({ ingest, slot: storedAt.slot })
         continue
       }
       if (storedAt !== undefined) {
-        outcome.refused.push({ line: ingest.line, reason: `message_id ${JSON.stringify(message.message_id)} is already stored for a different event` })
+        outcome.refused.push({ line: ingest.line, reason: `message_id ${JSON.stringify(id)} is already stored for a different event` })
         continue
       }
-      let offset = idHash32(message.message_id) % overflowSlots
-      for (let tried = 0; held.has(`${at}#${PRIMARY_SLOTS + offset}`); tried++) {
-        // A million-slot millisecond of one series full: nothing can be placed without overwriting.
-        if (tried === overflowSlots) throw new Error(`no free slot for message_id ${JSON.stringify(message.message_id)} in its series at ${message.date_time}`)
+      const taken = (slot: number) => held.has(`${at}#${slot}`) || held.has(indexKeyOf(id, epochMs, slot))
+      let offset = idHash32(id) % overflowSlots
+      for (let tried = 0; taken(PRIMARY_SLOTS + offset); tried++) {
+        // Every slot above the primary ones of this millisecond taken: nothing can be placed without overwriting.
+        if (tried === overflowSlots) throw new Error(`no free slot for message_id ${JSON.stringify(id)} in its series at ${message.date_time}`)
         offset = (offset + 1) % overflowSlots
       }
       const slot = PRIMARY_SLOTS + offset
-      held.set(`${at}#${slot}`, message.message_id)
-      stored.set(message.message_id, { at, slot })
+      held.set(`${at}#${slot}`, id)
+      held.set(indexKeyOf(id, epochMs, slot), id)
+      stored.set(id, { at, slot })
       placed.push({ ingest, slot })
     }
   }
