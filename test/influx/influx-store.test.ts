@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { join } from 'node:path'
@@ -6,7 +6,8 @@ import { Writable } from 'node:stream'
 import { buildApp } from '../../src/app.js'
 import { AUTH, build, fixturesDir, INGEST_AUTH, storeFromEnv, testConfig } from '../helper.js'
 import { runIngest } from '../ingest-cli.js'
-import { influxSkipReason, influxTestEnv, silentInfluxUrl, testInfluxServer } from './influx-server.js'
+import { influxSkipReason, influxTestEnv, silentInfluxUrl, testInfluxServer, type InfluxServer } from './influx-server.js'
+import type { Message } from '../../schemas/message.js'
 import type { EventBatch } from '../../src/store/event-store.js'
 import { PRIMARY_SLOTS, slotOf, toLineProtocol } from '../../src/store/influx/event-point.js'
 import { writeRuns } from '../../src/store/influx/influx-event-writer.js'
@@ -45,29 +46,6 @@ t.test('ingest into InfluxDB: refusals by line, idempotent, served after', { ski
     [['e-00', 'alert'], ['e-01', 'notification'], ['n-1', 'alert']], 'the refused line did not overwrite e-00; the new event is there')
 })
 
-t.test('an event whose point was written but not its index point (a write cut between the two) is written and indexed by the next ingest of it, and counted and pushed as written', { skip: skip || (process.env.INFLUX_BUCKET ? 'written here with InfluxQL' : false) }, async (t) => {
-  const server = await testInfluxServer()
-  t.teardown(() => server.destroy())
-  const env = influxTestEnv(server, 'cut')
-  const event = { message_id: 'cut-1', message_code: 'EMPTY', message_category: 'alert' as const, date_time: '2025-02-01T00:00:00.000Z', device_id: 'soap-001', space_id: 'bldg-a/floor-1' }
-  // Only the event point, as a write that died before its index point would leave it.
-  const database = env.INFLUX_DATABASE!
-  const created = await fetch(`${server.url}/query`, { method: 'POST', body: new URLSearchParams({ q: `CREATE DATABASE "${database}"` }) })
-  t.equal(created.status, 200)
-  const point = toLineProtocol(env.INFLUX_MEASUREMENT!, event, Date.parse(event.date_time), slotOf(event.message_id))
-  t.equal((await fetch(`${server.url}/write?db=${database}&precision=ns`, { method: 'POST', body: point })).status, 204)
-  const app = await build(t, { store: storeFromEnv(env) })
-  const lookup = async () => (await app.inject({ url: `${EVENTS}&message_ids=cut-1`, headers: AUTH })).json().data.length
-  t.equal(await lookup(), 0, 'not in the index')
-  const answer = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, 'content-type': 'application/x-ndjson' }, payload: JSON.stringify(event) })
-  t.same(answer.json(), { written: 1, unchanged: 0, refused: [] }, 'written: no answer had said it was stored')
-  t.equal(await lookup(), 1, 'indexed now')
-  const served = (await app.inject({ url: EVENTS, headers: AUTH })).json().data.filter((m: { message_id: string }) => m.message_id === 'cut-1')
-  t.equal(served.length, 1, 'one event, not two')
-  const again = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, 'content-type': 'application/x-ndjson' }, payload: JSON.stringify(event) })
-  t.same(again.json(), { written: 0, unchanged: 1, refused: [] }, 'then unchanged')
-})
-
 /** An ID other than `id` with the same primary slot (so the same index hash), found by trying. */
 function sameSlotAs (id: string, prefix: string): string {
   const wanted = slotOf(id)
@@ -77,17 +55,51 @@ function sameSlotAs (id: string, prefix: string): string {
   }
 }
 
+type App = Awaited<ReturnType<typeof build>>
 const ndjson = (...events: object[]) => events.map((event) => JSON.stringify(event)).join('\n')
-const postEvents = (app: Awaited<ReturnType<typeof build>>, body: string) =>
+const postEvents = (app: App, body: string) =>
   app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, 'content-type': 'application/x-ndjson' }, payload: body })
+const WRITTEN_ONE = { written: 1, unchanged: 0, refused: [] }
+
+/** An alert of a device of the fixtures' registry. */
+const alertOf = (id: string, date: string, deviceId = 'soap-001'): Message =>
+  ({ message_id: id, message_code: 'EMPTY', message_category: 'alert', date_time: date, device_id: deviceId, space_id: 'bldg-a/floor-1' })
+
+/** The message_ids served at one date_time, sorted. */
+async function idsServedAt (app: App, date: string): Promise<string[]> {
+  return (await app.inject({ url: EVENTS, headers: AUTH })).json().data
+    .filter((m: { date_time: string }) => m.date_time === date).map((m: { message_id: string }) => m.message_id).sort()
+}
+
+/** An event point written straight to InfluxDB without its index point, as a write that died between the two leaves it. */
+async function writeCutPoint (t: Test, server: InfluxServer, env: Record<string, string>, event: Message, slot: number): Promise<void> {
+  const created = await fetch(`${server.url}/query`, { method: 'POST', body: new URLSearchParams({ q: `CREATE DATABASE "${env.INFLUX_DATABASE!}"` }) })
+  t.equal(created.status, 200)
+  const point = toLineProtocol(env.INFLUX_MEASUREMENT!, event, Date.parse(event.date_time), slot)
+  t.equal((await fetch(`${server.url}/write?db=${env.INFLUX_DATABASE!}&precision=ns`, { method: 'POST', body: point })).status, 204)
+}
+
+t.test('an event whose point was written but not its index point (a write cut between the two) is written and indexed by the next ingest of it, and counted and pushed as written', { skip: skip || (process.env.INFLUX_BUCKET ? 'written here with InfluxQL' : false) }, async (t) => {
+  const server = await testInfluxServer()
+  t.teardown(() => server.destroy())
+  const env = influxTestEnv(server, 'cut')
+  const event = alertOf('cut-1', '2025-02-01T00:00:00.000Z')
+  await writeCutPoint(t, server, env, event, slotOf(event.message_id))
+  const app = await build(t, { store: storeFromEnv(env) })
+  const lookup = async () => (await app.inject({ url: `${EVENTS}&message_ids=cut-1`, headers: AUTH })).json().data.length
+  t.equal(await lookup(), 0, 'not in the index')
+  t.same((await postEvents(app, ndjson(event))).json(), WRITTEN_ONE, 'written: no answer had said it was stored')
+  t.equal(await lookup(), 1, 'indexed now')
+  t.same(await idsServedAt(app, event.date_time), ['cut-1'], 'one event, not two')
+  t.same((await postEvents(app, ndjson(event))).json(), { written: 0, unchanged: 1, refused: [] }, 'then unchanged')
+})
 
 t.test('two events of one series and millisecond whose IDs want the same slot are both stored, in one batch, in two, and in two at once', { skip }, async (t) => {
   const server = await testInfluxServer()
   t.teardown(() => server.destroy())
   const app = await build(t, { store: storeFromEnv(influxTestEnv(server, 'slots')) })
-  const event = (id: string, date: string) => ({ message_id: id, message_code: 'EMPTY', message_category: 'alert', date_time: date, device_id: 'soap-001', space_id: 'bldg-a/floor-1' })
-  const served = async (date: string) => (await app.inject({ url: `${EVENTS}&device_ids=soap-001`, headers: AUTH })).json().data
-    .filter((m: { date_time: string }) => m.date_time === date).map((m: { message_id: string }) => m.message_id).sort()
+  const event = (id: string, date: string) => alertOf(id, date)
+  const served = (date: string) => idsServedAt(app, date)
 
   const one = 'slot-a'
   const two = sameSlotAs(one, 'slot-b')
@@ -99,8 +111,8 @@ t.test('two events of one series and millisecond whose IDs want the same slot ar
   const inTwo = '2025-03-01T00:00:01.000Z'
   const three = 'slot-c'
   const four = sameSlotAs(three, 'slot-d')
-  t.same((await postEvents(app, ndjson(event(three, inTwo)))).json(), { written: 1, unchanged: 0, refused: [] })
-  t.same((await postEvents(app, ndjson(event(four, inTwo)))).json(), { written: 1, unchanged: 0, refused: [] }, 'the slot held by an indexed event: another taken')
+  t.same((await postEvents(app, ndjson(event(three, inTwo)))).json(), WRITTEN_ONE)
+  t.same((await postEvents(app, ndjson(event(four, inTwo)))).json(), WRITTEN_ONE, 'the slot held by an indexed event: another taken')
   t.same(await served(inTwo), [three, four].sort(), 'two batches: neither overwrote the other')
   t.same((await postEvents(app, ndjson(event(three, inTwo), event(four, inTwo)))).json(), { written: 0, unchanged: 2, refused: [] }, 'posted again: unchanged')
 
@@ -120,17 +132,13 @@ t.test('an event displaced from its slot whose point was written but not its ind
   const env = influxTestEnv(server, 'displaced')
   const app = await build(t, { store: storeFromEnv(env) })
   const date = '2025-04-01T00:00:00.000Z'
-  const first = { message_id: 'held-1', message_code: 'EMPTY', message_category: 'alert' as const, date_time: date, device_id: 'soap-001', space_id: 'bldg-a/floor-1' }
+  const first = alertOf('held-1', date)
   const second = { ...first, message_id: sameSlotAs(first.message_id, 'held-2') }
-  t.same((await postEvents(app, ndjson(first))).json(), { written: 1, unchanged: 0, refused: [] })
-  // The second event's point above the primary slots, without its index point, as a write that
-  // died between the two would leave it.
-  const cut = toLineProtocol(env.INFLUX_MEASUREMENT!, second, Date.parse(date), PRIMARY_SLOTS + 12345)
-  t.equal((await fetch(`${server.url}/write?db=${env.INFLUX_DATABASE!}&precision=ns`, { method: 'POST', body: cut })).status, 204)
-  t.same((await postEvents(app, ndjson(second))).json(), { written: 1, unchanged: 0, refused: [] }, 'written: no answer had said it was stored')
-  const ids = (await app.inject({ url: `${EVENTS}&device_ids=soap-001`, headers: AUTH })).json().data
-    .filter((m: { date_time: string }) => m.date_time === date).map((m: { message_id: string }) => m.message_id).sort()
-  t.same(ids, [first.message_id, second.message_id].sort(), 'each once')
+  t.same((await postEvents(app, ndjson(first))).json(), WRITTEN_ONE)
+  // The second event's point above the primary slots, where its first ingest had put it.
+  await writeCutPoint(t, server, env, second, PRIMARY_SLOTS + 12345)
+  t.same((await postEvents(app, ndjson(second))).json(), WRITTEN_ONE, 'written: no answer had said it was stored')
+  t.same(await idsServedAt(app, date), [first.message_id, second.message_id].sort(), 'each once')
   t.same((await postEvents(app, ndjson(second))).json(), { written: 0, unchanged: 1, refused: [] }, 'then unchanged: indexed')
 })
 
@@ -139,19 +147,17 @@ t.test('two events of different series in one millisecond whose IDs want the sam
   t.teardown(() => server.destroy())
   const app = await build(t, { store: storeFromEnv(influxTestEnv(server, 'index_slots')) })
   const date = '2025-05-01T00:00:00.000Z'
-  const onA = { message_id: 'series-a', message_code: 'EMPTY', message_category: 'alert', date_time: date, device_id: 'soap-001', space_id: 'bldg-a/floor-1' }
-  const onB = { ...onA, message_id: sameSlotAs(onA.message_id, 'series-b'), device_id: 'towel-002' }
-  t.same((await postEvents(app, ndjson(onA))).json(), { written: 1, unchanged: 0, refused: [] })
-  t.same((await postEvents(app, ndjson(onB))).json(), { written: 1, unchanged: 0, refused: [] })
+  const onA = alertOf('series-a', date)
+  const onB = alertOf(sameSlotAs(onA.message_id, 'series-b'), date, 'towel-002')
+  t.same((await postEvents(app, ndjson(onA))).json(), WRITTEN_ONE)
+  t.same((await postEvents(app, ndjson(onB))).json(), WRITTEN_ONE)
   const found = async (id: string) => (await app.inject({ url: `${EVENTS}&message_ids=${id}`, headers: AUTH })).json().data.length
   t.equal(await found(onA.message_id), 1, 'the first still in the index')
   t.equal(await found(onB.message_id), 1, 'the second in the index')
   t.same((await postEvents(app, ndjson({ ...onA, date_time: '2025-05-01T00:00:01.000Z' }))).json().refused.length, 1, 'the first ID with another time: refused')
   const onAToo = { ...onA, message_id: sameSlotAs(onA.message_id, 'series-c') }
-  t.same((await postEvents(app, ndjson(onAToo))).json(), { written: 1, unchanged: 0, refused: [] })
-  const ids = (await app.inject({ url: EVENTS, headers: AUTH })).json().data
-    .filter((m: { date_time: string }) => m.date_time === date).map((m: { message_id: string }) => m.message_id).sort()
-  t.same(ids, [onA.message_id, onB.message_id, onAToo.message_id].sort(), 'none overwritten')
+  t.same((await postEvents(app, ndjson(onAToo))).json(), WRITTEN_ONE)
+  t.same(await idsServedAt(app, date), [onA.message_id, onB.message_id, onAToo.message_id].sort(), 'none overwritten')
 })
 
 t.test('an event cut before its index point, posted again behind an event that wants its slot, is indexed where it is and the other placed apart', { skip: skip || (process.env.INFLUX_BUCKET ? 'written here with InfluxQL' : false) }, async (t) => {
@@ -160,16 +166,11 @@ t.test('an event cut before its index point, posted again behind an event that w
   const env = influxTestEnv(server, 'cut_behind')
   const app = await build(t, { store: storeFromEnv(env) })
   const date = '2025-06-01T00:00:00.000Z'
-  const cutOne = { message_id: 'cut-y', message_code: 'EMPTY', message_category: 'alert' as const, date_time: date, device_id: 'soap-001', space_id: 'bldg-a/floor-1' }
+  const cutOne = alertOf('cut-y', date)
   const other = { ...cutOne, message_id: sameSlotAs(cutOne.message_id, 'cut-x') }
-  const created = await fetch(`${server.url}/query`, { method: 'POST', body: new URLSearchParams({ q: `CREATE DATABASE "${env.INFLUX_DATABASE!}"` }) })
-  t.equal(created.status, 200)
-  const point = toLineProtocol(env.INFLUX_MEASUREMENT!, cutOne, Date.parse(date), slotOf(cutOne.message_id))
-  t.equal((await fetch(`${server.url}/write?db=${env.INFLUX_DATABASE!}&precision=ns`, { method: 'POST', body: point })).status, 204)
+  await writeCutPoint(t, server, env, cutOne, slotOf(cutOne.message_id))
   t.same((await postEvents(app, ndjson(other, cutOne))).json(), { written: 2, unchanged: 0, refused: [] })
-  const ids = (await app.inject({ url: EVENTS, headers: AUTH })).json().data
-    .filter((m: { date_time: string }) => m.date_time === date).map((m: { message_id: string }) => m.message_id).sort()
-  t.same(ids, [cutOne.message_id, other.message_id].sort(), 'each once: neither overwrote the other')
+  t.same(await idsServedAt(app, date), [cutOne.message_id, other.message_id].sort(), 'each once: neither overwrote the other')
   t.same((await postEvents(app, ndjson(other, cutOne))).json(), { written: 0, unchanged: 2, refused: [] }, 'both indexed')
 })
 
