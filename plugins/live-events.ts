@@ -7,7 +7,7 @@ import type { MqttSettings, StreamSettings } from '../src/config.js'
 import type { StoredEvent } from '../src/data/event-lines.js'
 import { ClusterWorkerBus } from '../src/live/cluster-bus.js'
 import { EventLog } from '../src/live/event-log.js'
-import type { AcceptedEvent, BrokerStatus, LiveBus } from '../src/live/live-bus.js'
+import { WrittenEvent, type AcceptedEvent, type BrokerStatus, type LiveBus } from '../src/live/live-bus.js'
 import { LocalBus } from '../src/live/local-bus.js'
 import { MqttPublisher } from '../src/live/mqtt-publisher.js'
 import { StreamSubscribers } from '../src/live/stream-subscribers.js'
@@ -128,7 +128,7 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       // (with 10,000 streams, a write per stream per ingest of the group held the next group back).
       const accepted: AcceptedEvent[] = []
       for (const settled of outcomes) {
-        if (settled.status === 'fulfilled') for (const { event, json } of settled.value.stored) accepted.push({ message: event.message, json })
+        if (settled.status === 'fulfilled') for (const { event, json } of settled.value.stored) accepted.push(new WrittenEvent(event.message, json))
       }
       if (accepted.length > 0) bus.publish(accepted)
       outcomes.forEach((settled, i) => {

@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import type { Message } from '../schemas/message.js'
 import type { StoredEvent } from '../src/data/event-lines.js'
+import { jsonBytesOf } from '../src/data/json-bytes.js'
 import type { EventBatch } from '../src/store/event-store.js'
 import { MemoryEventStore } from '../src/store/memory/memory-event-store.js'
 import { EventsFileAppender } from '../src/store/memory/events-file-appender.js'
@@ -16,7 +17,7 @@ const stored = (id: string, ms: number, device = 'd1'): StoredEvent => ({
   message: { message_id: id, message_code: 'C', message_category: 'alert', date_time: new Date(T0 + ms).toISOString(), device_id: device, space_id: 's1' }
 })
 
-const ingest = (event: StoredEvent, line: number) => ({ event, line, json: encodeMessage(event.message) })
+const ingest = (event: StoredEvent, line: number) => ({ event, line, json: jsonBytesOf(encodeMessage(event.message)) })
 
 async function answer (store: MemoryEventStore, query = { startMs: T0, endMs: T0 + 10_000_000, entities: undefined }): Promise<{ ids: string[], json: string[], batches: EventBatch[] }> {
   const batches: EventBatch[] = []

@@ -1,7 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { MessageIdTable, messageIdHash } from '../src/store/memory/message-id-table.js'
-import { joinedUtf8 } from '../src/store/memory/joined-utf8.js'
 
 t.test('the table answers as a Map of the same IDs does, for IDs it holds and IDs it does not', async (t) => {
   fc.assert(fc.property(fc.uniqueArray(fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }), { maxLength: 300 }), fc.array(fc.string({ maxLength: 40 }), { maxLength: 50 }), (ids, others) => {
@@ -35,21 +34,6 @@ t.test('the hash is never 0 (the empty mark), and IDs differing in one character
   t.ok(slots.size > 550, `1,024 sequential IDs take ${slots.size} of 1,024 slots (random: about 647)`)
 })
 
-t.test('texts joined into one buffer: the same bytes as Buffer.from of their concatenation, with their offsets', async (t) => {
-  fc.assert(fc.property(fc.array(fc.string({ unit: fc.constantFrom('a', 'b', '{', '"', 'é', '€', '😀', '\uD800') })), fc.boolean(), (texts, lineBreaks) => {
-    const { bytes, offsets } = joinedUtf8(texts, lineBreaks)
-    const expected = Buffer.from(texts.map((text) => lineBreaks ? text + '\n' : text).join(''))
-    if (!bytes.equals(expected) || offsets.length !== texts.length + 1 || offsets[0] !== 0) return false
-    return texts.every((text, i) => bytes.subarray(offsets[i], offsets[i + 1]).equals(Buffer.from(lineBreaks ? text + '\n' : text)))
-  }), { numRuns: 2000 })
-  t.same(joinedUtf8([], true).bytes.length, 0)
-})
-
-t.test('a text that is not ASCII but writes exactly its length when cut short is still seen ("éa" in 2 bytes)', async (t) => {
-  t.same(joinedUtf8(['éa'], false).bytes, Buffer.from('éa'))
-  t.same(joinedUtf8(['a', 'éa'], true).bytes, Buffer.from('a\néa\n'))
-})
-
 t.test('the hash is seeded: IDs that all share a hash under one seed are spread under another', async (t) => {
   // Any 200 IDs that share one hash under seed 0 (made by brute force on the low 8 bits here, as an
   // attacker who knew the hash would on all 32): under another seed they spread as random IDs do.
@@ -58,16 +42,6 @@ t.test('the hash is seeded: IDs that all share a hash under one seed are spread 
   const slots = new Set(sameSlot.map((id) => messageIdHash(id, 12345) & 255))
   t.ok(slots.size > 100, `${slots.size} of 256 slots under another seed`)
   t.not(messageIdHash('x', 1), messageIdHash('x', 2))
-})
-
-t.test('texts joined into a buffer kept from one call to the next: the same bytes, whatever the buffer held', async (t) => {
-  let kept: Buffer | undefined
-  fc.assert(fc.property(fc.array(fc.string({ unit: fc.constantFrom('a', '"', 'é', '😀', '\uD800') }), { maxLength: 20 }), fc.boolean(), (texts, lineBreaks) => {
-    const { bytes, offsets } = joinedUtf8(texts, lineBreaks, kept)
-    kept ??= Buffer.alloc(64, 0xff)
-    const expected = Buffer.from(texts.map((text) => lineBreaks ? text + '\n' : text).join(''))
-    return bytes.equals(expected) && offsets[texts.length] === expected.length
-  }), { numRuns: 2000 })
 })
 
 t.test('a table grown part by part to 200,000 IDs finds each of them, and none it does not hold', async (t) => {

@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import type { Message } from '../schemas/message.js'
 import { parseEventLine } from '../src/data/event-lines.js'
 import { internedCount } from '../src/data/intern.js'
+import { jsonTextOf } from '../src/data/json-bytes.js'
 import { MAX_REMEMBERED, scanWireLine } from '../src/data/wire-line.js'
 import { encodeMessage } from '../src/store/message-json.js'
 import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../src/time/rfc3339.js'
@@ -10,7 +11,7 @@ import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../src/time/rfc3339.js'
 /** The reference: the general way (JSON.parse, the schema, the wire form), which every line may take. */
 function general (line: string): { message: Message, epochMs: number, json: string } | undefined {
   const parsed = parseEventLine(line, 1)
-  return parsed === undefined || 'problem' in parsed ? undefined : { message: parsed.event.message, epochMs: parsed.event.epochMs, json: parsed.json }
+  return parsed === undefined || 'problem' in parsed ? undefined : { message: parsed.event.message, epochMs: parsed.event.epochMs, json: jsonTextOf(parsed.json) }
 }
 
 function scan (line: string): ReturnType<typeof scanWireLine> {

@@ -7,6 +7,7 @@ import { formatEventTime, parseEventTime } from '../time/rfc3339.js'
 import { duplicateKeyIn } from './duplicate-key.js'
 import { compileSchemaCheck } from './schema-check.js'
 import { encodeMessage } from '../store/message-json.js'
+import { jsonBytesOf, type JsonBytes } from './json-bytes.js'
 
 const recordCheck = compileSchemaCheck(MessageRecord)
 
@@ -18,7 +19,7 @@ export interface StoredEvent {
 
 export type EventLine =
   /** json: the event's wire JSON, byte for byte as the events endpoint serves it. */
-  | { line: number, event: StoredEvent, json: string }
+  | { line: number, event: StoredEvent, json: JsonBytes }
   | { line: number, problem: string }
 
 /** Checks one NDJSON line against the message schema; undefined for a blank line. */
@@ -49,7 +50,7 @@ export function parseEventLine (text: string, line: number): EventLine | undefin
   }
   if (value.device_id !== undefined) message.device_id = value.device_id
   message.space_id = value.space_id
-  return { line, event: { message, epochMs }, json: encodeMessage(message) }
+  return { line, event: { message, epochMs }, json: jsonBytesOf(encodeMessage(message)) }
 }
 
 const IDENTIFIER_FIELDS = ['message_id', 'message_code', 'device_id', 'space_id'] as const

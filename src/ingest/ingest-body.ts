@@ -8,7 +8,8 @@ import { CR, LF } from '../data/char-codes.js'
  * ingest` checks a line; undefined when the body is not NDJSON at all: it has lines, and not one
  * of them is JSON. Read from the bytes: a line already in wire form (what the provider's own
  * tools and most producers post) is scanned as it is (wire-line.ts), with its text as its JSON;
- * any other is decoded and read the thorough way. A line break never falls inside a UTF-8
+ * any other is decoded and read the thorough way. Each event's JSON is a view into the body
+ * (JsonBytes), which the events keep alive until the store has copied them. A line break never falls inside a UTF-8
  * sequence, so decoding line by line reads what decoding the whole body would.
  */
 export function ndjsonEvents (body: Buffer): EventLine[] | undefined {
@@ -24,7 +25,7 @@ export function ndjsonEvents (body: Buffer): EventLine[] | undefined {
     const end = to > from && body[to - 1] === CR ? to - 1 : to
     const wire = scanWireLine(body, from, end)
     if (wire !== undefined) {
-      lines.push({ line, event: wire, json: body.toString('latin1', from, end) })
+      lines.push({ line, event: wire, json: { bytes: body, start: from, end } })
       anyJson = true
     } else if (!isUtf8(body.subarray(from, end))) {
       // Decoding would put U+FFFD in place of the bad bytes: another event than the one sent.

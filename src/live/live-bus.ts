@@ -1,10 +1,37 @@
 import type { Message } from '../../schemas/message.js'
+import { jsonTextOf, type JsonBytes } from '../data/json-bytes.js'
 import type { LiveEvent, LiveSource } from './live-event.js'
 
 /** An accepted event on its way to the bus: the message and its wire JSON. */
 export interface AcceptedEvent {
   readonly message: Message
   readonly json: string
+}
+
+/**
+ * An event this process stored, with its wire JSON as the store took it (bytes): the text is
+ * made when a live channel first reads it. With no stream open, no MQTT and no other worker,
+ * nothing does, and an ingest makes no string per event. The bytes (a view of the request's
+ * body) are let go once the text is made; until then they live as long as the event is on its
+ * way, a turn or two.
+ */
+export class WrittenEvent implements AcceptedEvent {
+  readonly message: Message
+  #bytes: JsonBytes | undefined
+  #json: string | undefined
+
+  constructor (message: Message, bytes: JsonBytes) {
+    this.message = message
+    this.#bytes = bytes
+  }
+
+  get json (): string {
+    if (this.#json === undefined) {
+      this.#json = jsonTextOf(this.#bytes!)
+      this.#bytes = undefined
+    }
+    return this.#json
+  }
 }
 
 export type LiveListener = (events: readonly LiveEvent[], source: LiveSource) => void

@@ -1,3 +1,4 @@
+import type { Message } from '../../schemas/message.js'
 import type { LiveEvent } from './live-event.js'
 import { newLogId, SerialQueue, type AcceptedEvent, type BrokerStatus, type LiveBus, type LiveListener } from './live-bus.js'
 import type { MqttPublisher } from './mqtt-publisher.js'
@@ -12,7 +13,7 @@ export class LocalBus implements LiveBus {
 
   constructor (mqtt: MqttPublisher | undefined) {
     this.#hub = new SequenceHub((firstSeq, events, origin) => {
-      const live: LiveEvent[] = events.map(({ message, json }, i) => ({ seq: firstSeq + i, message, json }))
+      const live: LiveEvent[] = events.map((event, i) => new SequencedEvent(firstSeq + i, event))
       const source = origin === 'another-provider' ? 'another-provider' : 'this-process'
       for (const listener of this.#listeners) listener(live, source)
     }, mqtt)
@@ -40,5 +41,22 @@ export class LocalBus implements LiveBus {
 
   async close (): Promise<void> {
     await this.#hub.close()
+  }
+}
+
+/** An accepted event with its seq; its JSON read from the accepted event when asked for (see WrittenEvent). */
+class SequencedEvent implements LiveEvent {
+  readonly seq: number
+  readonly message: Message
+  readonly #accepted: AcceptedEvent
+
+  constructor (seq: number, accepted: AcceptedEvent) {
+    this.seq = seq
+    this.message = accepted.message
+    this.#accepted = accepted
+  }
+
+  get json (): string {
+    return this.#accepted.json
   }
 }

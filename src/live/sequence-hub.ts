@@ -1,4 +1,5 @@
 import { parseEventLine } from '../data/event-lines.js'
+import { jsonTextOf } from '../data/json-bytes.js'
 import type { AcceptedEvent, BrokerStatus } from './live-bus.js'
 import type { MqttPublisher } from './mqtt-publisher.js'
 
@@ -32,7 +33,7 @@ export class SequenceHub {
         onBadPayload(topic)
         return
       }
-      this.#accept([{ message: parsed.event.message, json: parsed.json }], 'another-provider')
+      this.#accept([{ message: parsed.event.message, json: jsonTextOf(parsed.json) }], 'another-provider')
     })
   }
 

@@ -1,15 +1,16 @@
 import type { StoredEvent } from '../data/event-lines.js'
+import type { JsonBytes } from '../data/json-bytes.js'
 
 /** One event to ingest, with the line it came from, for the report. */
 export interface IngestEvent {
   event: StoredEvent
   line: number
   /**
-   * The event's wire JSON (what encodeMessage writes), made once when the line was read: the
-   * line's own text when it already is (scanWireLine). Stores append it, index it and publish it
-   * as it is, instead of serialising the event again.
+   * The event's wire JSON (what encodeMessage writes) as UTF-8 bytes, made once when the line was
+   * read: the line's own bytes when it already is (scanWireLine). Stores append it, index it and
+   * publish it as it is, instead of serialising the event again.
    */
-  json: string
+  json: JsonBytes
 }
 
 export interface IngestRefusal {

@@ -5,7 +5,7 @@ import { NOT_UTF8, parseEventLine } from '../../data/event-lines.js'
 import { forEachLine, lineText } from '../../data/file-lines.js'
 import { scanWireLine } from '../../data/wire-line.js'
 import { MemoryEventStore } from './memory-event-store.js'
-import { SegmentBuilder, type LineBytes } from './segment-builder.js'
+import { SegmentBuilder } from './segment-builder.js'
 
 /**
  * Loads EVENTS_FILE into a MemoryEventStore. The first bad line stops the load, naming the line.
@@ -28,7 +28,7 @@ export async function loadMemoryEventStore (file: string, onProgress?: (progress
   try {
     builder = new SegmentBuilder((await stat(file)).size)
     // One object for every line's bytes (where they are changes, not the object).
-    const lineBytes: LineBytes = { bytes: Buffer.alloc(0), start: 0, end: 0 }
+    const lineBytes: { bytes: Buffer, start: number, end: number } = { bytes: Buffer.alloc(0), start: 0, end: 0 }
     await forEachLine(file, (line, bytes, start, end) => {
       if (line % progressEvery === 0) onProgress?.({ lines: line, seconds: (performance.now() - started) / 1000 })
       // A line in wire form (the usual case) is read from its bytes and kept as they are; any

@@ -5,7 +5,7 @@ import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, ty
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
 import { EventsFileAppender } from './events-file-appender.js'
 import { MemorySegment } from './memory-segment.js'
-import { joinedUtf8 } from './joined-utf8.js'
+import { joinJsonBytes } from '../../data/json-bytes.js'
 import { messageIdHash } from './message-id-table.js'
 
 /**
@@ -173,9 +173,9 @@ export class MemoryEventStore implements EventStore {
     const base = last !== undefined && last.size + stored.length <= MERGE_LIMIT ? last : undefined
     const appended = stored.length > 0 && stored.length <= MERGE_LIMIT ? MemorySegment.appendEncoded(base, ordered, MERGE_LIMIT) : undefined
     const own = appended === undefined && stored.length > 0 ? MemorySegment.fromEncoded(ordered) : undefined
-    const lines = joinedUtf8(stored.map(({ json }) => json), true, this.#lineBuffer).bytes
+    const lines = joinJsonBytes(stored.map(({ json }) => json), true, this.#lineBuffer).bytes
     // Kept for the next group (one group at a time is written), so its pages stay in memory.
-    if (lines.length > (this.#lineBuffer?.length ?? 0) - 4 && lines.length <= LINE_BUFFER_MAX) this.#lineBuffer = Buffer.allocUnsafe(2 * lines.length + 4)
+    if (lines.length > (this.#lineBuffer?.length ?? 0) && lines.length <= LINE_BUFFER_MAX) this.#lineBuffer = Buffer.allocUnsafe(2 * lines.length)
     try {
       await this.#appender.append(lines)
     } catch (error) {

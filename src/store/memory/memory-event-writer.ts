@@ -2,6 +2,7 @@ import { createReadStream, existsSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import type { Message } from '../../../schemas/message.js'
 import { sameEvent } from '../../data/event-lines.js'
+import { joinJsonBytes, type JsonBytes } from '../../data/json-bytes.js'
 import type { EventWriter, IngestEvent, WriteOutcome } from '../event-writer.js'
 import { EventsFileAppender } from './events-file-appender.js'
 
@@ -38,13 +39,13 @@ export class MemoryEventWriter implements EventWriter {
 
   async writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
     const outcome: WriteOutcome = { written: 0, unchanged: 0, refused: [], stored: [] }
-    let text = ''
+    const lines: JsonBytes[] = []
     for (const ingest of events) {
       const { event: { message }, line } = ingest
       const known = this.#known.get(message.message_id)
       if (known === undefined) {
         this.#known.set(message.message_id, message)
-        text += ingest.json + '\n'
+        lines.push(ingest.json)
         outcome.written++
         outcome.stored.push(ingest)
       } else if (sameEvent(known, normalized(known, message))) {
@@ -53,7 +54,7 @@ export class MemoryEventWriter implements EventWriter {
         outcome.refused.push({ line, reason: `message_id ${JSON.stringify(message.message_id)} is already stored for a different event` })
       }
     }
-    await this.#appender.append(text)
+    await this.#appender.append(joinJsonBytes(lines, true).bytes)
     return outcome
   }
 

@@ -6,7 +6,7 @@ import { compareMessageIds } from '../event-order.js'
 import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery } from '../event-store.js'
 import { encodeMessageList } from '../message-json.js'
 import { matchesExclusiveFilter, matchesFilters } from '../store-contract.js'
-import { joinedUtf8 } from './joined-utf8.js'
+import { copyJsonBytes, joinJsonBytes, type JsonBytes } from '../../data/json-bytes.js'
 import { MessageIdTable } from './message-id-table.js'
 
 /** A segment's parts, in answer order (see MemorySegment.merge and SegmentBuilder). */
@@ -128,21 +128,21 @@ export class MemorySegment {
 
   /**
    * A segment of events whose wire JSON is already made (an ingest's: see IngestEvent.json), in
-   * answer order, without encoding them again: their texts as they are.
+   * answer order, without encoding them again: their bytes copied as they are.
    */
-  static fromEncoded (events: ReadonlyArray<{ readonly event: StoredEvent, readonly json: string }>): MemorySegment {
+  static fromEncoded (events: ReadonlyArray<{ readonly event: StoredEvent, readonly json: JsonBytes }>): MemorySegment {
     const ordered = MemorySegment.inAnswerOrder(events)
     const count = ordered.length
     const messages: Message[] = new Array(count)
     const times = new Float64Array(count)
-    const texts: string[] = new Array(count)
+    const pieces: JsonBytes[] = new Array(count)
     for (let i = 0; i < count; i++) {
       const { event, json } = ordered[i]!
       messages[i] = storedForm(event.message)
       times[i] = event.epochMs
-      texts[i] = json
+      pieces[i] = json
     }
-    const { bytes: json, offsets } = joinedUtf8(texts, false)
+    const { bytes: json, offsets } = joinJsonBytes(pieces, false)
     return new MemorySegment([], { messages, times, json, offsets, lazyIndexes: true })
   }
 
@@ -153,7 +153,7 @@ export class MemorySegment {
    * first, whose fresh memory the kernel had to fault in page by page only to be copied once
    * more. undefined when the events do not all come after a's.
    */
-  static appendEncoded (a: MemorySegment | undefined, events: ReadonlyArray<{ readonly event: StoredEvent, readonly json: string }>, expectedSize = 0): MemorySegment | undefined {
+  static appendEncoded (a: MemorySegment | undefined, events: ReadonlyArray<{ readonly event: StoredEvent, readonly json: JsonBytes }>, expectedSize = 0): MemorySegment | undefined {
     const base = a ?? EMPTY
     if (base.size > 0 && events.length > 0) {
       const last: StoredEvent = { message: base.#messages[base.size - 1]!, epochMs: base.#times[base.size - 1]! }
@@ -161,17 +161,13 @@ export class MemorySegment {
     }
     const size = base.size + events.length
     const baseBytes = base.#jsonOffsets[base.size]!
-    let characters = 0
-    for (let i = 0; i < events.length; i++) characters += events[i]!.json.length
-    // UTF-8 is at least a byte a character: room for the characters (and one more of 4 bytes,
-    // see joined-utf8.ts) holds ASCII texts, and a text that is not ASCII shows by its count.
-    let room = MemorySegment.#roomFor(base, size, baseBytes + characters + 4, expectedSize)
-    let end = writeTexts(room.json, baseBytes, events, room.offsets, base.size, true)
-    if (end === -1) {
-      let bytes = 0
-      for (let i = 0; i < events.length; i++) bytes += Buffer.byteLength(events[i]!.json)
-      room = MemorySegment.#roomFor(base, size, baseBytes + bytes, expectedSize)
-      end = writeTexts(room.json, baseBytes, events, room.offsets, base.size, false)
+    let bytes = 0
+    for (let i = 0; i < events.length; i++) bytes += events[i]!.json.end - events[i]!.json.start
+    const room = MemorySegment.#roomFor(base, size, baseBytes + bytes, expectedSize)
+    let end = baseBytes
+    for (let i = 0; i < events.length; i++) {
+      end = copyJsonBytes(events[i]!.json, room.json, end)
+      room.offsets[base.size + i + 1] = end
     }
     const { messages, times } = room
     for (let k = 0; k < events.length; k++) {
@@ -653,29 +649,12 @@ function storedForm (message: Message): Message {
   return message
 }
 
-/**
- * Writes the events' texts as UTF-8 from `at` on, their ends into offsets from offsets[first + 1]
- * on; the end of the last. With `asciiOnly` (the target sized by characters, see appendEncoded),
- * -1 as soon as a text is not ASCII: the caller sizes the target by bytes and writes again.
- */
-function writeTexts (target: Buffer, at: number, events: ReadonlyArray<{ readonly json: string }>, offsets: Uint32Array, first: number, asciiOnly: boolean): number {
-  const room = target.length
-  for (let i = 0; i < events.length; i++) {
-    const text = events[i]!.json
-    const written = target.write(text, at, room - at, 'utf8')
-    if (asciiOnly && written !== text.length) return -1
-    at += written
-    offsets[first + i + 1] = at
-  }
-  return at
-}
-
-/** The positions of a sorted list without repeats: a device's event is in its device's window and in its space's. */
 /** Gives every one of these positions the number. */
 function numberAll (numbers: Int32Array, positions: Uint32Array, number: number): void {
   for (let i = 0; i < positions.length; i++) numbers[positions[i]!] = number
 }
 
+/** The positions of a sorted list without repeats: a device's event is in its device's window and in its space's. */
 function * unique (sorted: Uint32Array): Generator<number> {
   let previous = -1
   for (const position of sorted) {

@@ -2,15 +2,9 @@ import type { Message } from '../../../schemas/message.js'
 import { sameEvent } from '../../data/event-lines.js'
 import { intern } from '../../data/intern.js'
 import { compareMessageIds } from '../event-order.js'
+import { copyJsonBytes, type JsonBytes } from '../../data/json-bytes.js'
 import { MemorySegment } from './memory-segment.js'
 import { messageIdHash, type MessageIdTable } from './message-id-table.js'
-
-/** Where an event's wire JSON is, as bytes: a line that is already in wire form (see scanWireLine). */
-export interface LineBytes {
-  bytes: Buffer
-  start: number
-  end: number
-}
 
 /**
  * The first segment, built as a file's events are read: each event's wire JSON goes straight into
@@ -40,11 +34,11 @@ export class SegmentBuilder {
   }
 
   /**
-   * Adds an event, with its wire JSON (its text, or where its bytes are) and the line it came
+   * Adds an event, with its wire JSON (copied at once: `json` may be reused) and the line it came
    * from. The same message_id again with the same fields is the same event, kept once; with
    * other fields, the problem is returned.
    */
-  add (message: Message, epochMs: number, wire: string | LineBytes, line: number): string | undefined {
+  add (message: Message, epochMs: number, json: JsonBytes, line: number): string | undefined {
     const messages = this.#messages
     const id = message.message_id
     const hash = messageIdHash(id)
@@ -67,12 +61,9 @@ export class SegmentBuilder {
     this.#byMessageId.add(id, position, hash)
     this.#times[position] = epochMs
     this.#lines[position] = line
-    const room = typeof wire === 'string' ? wire.length * 3 : wire.end - wire.start
+    const room = json.end - json.start
     if (this.#length + room > this.#json.length) this.#growJson(this.#length + room)
-    // Bytes that are already the wire JSON are copied: cheaper than encoding a text.
-    this.#length += typeof wire === 'string'
-      ? this.#json.write(wire, this.#length)
-      : wire.bytes.copy(this.#json, this.#length, wire.start, wire.end)
+    this.#length = copyJsonBytes(json, this.#json, this.#length)
     this.#offsets[position + 1] = this.#length
     return undefined
   }
