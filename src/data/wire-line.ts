@@ -86,45 +86,67 @@ const MAX_REMEMBERED_BYTES = 128
  * a string of it first (a string from bytes is a call into C++, about 100 ns; a line names three
  * of these). Open addressing on the hash identifierEnd computed. Bounded (above): a flood of
  * new IDs fills it once, then costs what it would without it.
+ *
+ * The identifiers' bytes are kept one after the other in one buffer, their places and lengths
+ * in typed arrays: a lookup reads two arrays and that buffer, all of them small and in the CPU
+ * cache under an ingest. A Buffer per identifier (as it was) scattered thousands of objects over
+ * the heap, and the lookup was a ninth of an ingest's profile (BENCHMARKS.md, "What profiling
+ * found").
  */
 class RememberedIdentifiers {
   #mask = (1 << 10) - 1
   #hashes = new Int32Array(this.#mask + 1)
-  #keys: Array<Buffer | undefined> = new Array(this.#mask + 1)
+  /** Where a slot's identifier starts in #bytes, and its length in bytes: 0 for a free slot (an identifier has at least one). */
+  #starts = new Int32Array(this.#mask + 1)
+  #lengths = new Int32Array(this.#mask + 1)
   #texts: string[] = new Array(this.#mask + 1)
+  #bytes = Buffer.allocUnsafe(16 * 1024)
+  #used = 0
   #size = 0
 
   text (bytes: Buffer, start: number, end: number, hash: number): string {
     const length = end - start
-    let slot = slotOf(hash) & this.#mask
-    for (let key = this.#keys[slot]; key !== undefined; key = this.#keys[slot]) {
-      if (this.#hashes[slot] === hash && key.length === length && sameBytes(key, bytes, start)) return this.#texts[slot]!
-      slot = (slot + 1) & this.#mask
+    const mask = this.#mask
+    const lengths = this.#lengths
+    let slot = slotOf(hash) & mask
+    for (let kept = lengths[slot]!; kept !== 0; kept = lengths[slot]!) {
+      if (this.#hashes[slot] === hash && kept === length && sameBytes(this.#bytes, this.#starts[slot]!, bytes, start, length)) return this.#texts[slot]!
+      slot = (slot + 1) & mask
     }
     if (this.#size >= MAX_REMEMBERED || length > MAX_REMEMBERED_BYTES) return bytes.toString('latin1', start, end)
     const text = intern(bytes.toString('latin1', start, end))
-    this.#keys[slot] = Buffer.from(bytes.subarray(start, end))
+    if (this.#used + length > this.#bytes.length) {
+      const grown = Buffer.allocUnsafe(2 * this.#bytes.length)
+      this.#bytes.copy(grown, 0, 0, this.#used)
+      this.#bytes = grown
+    }
+    this.#starts[slot] = this.#used
+    this.#used += bytes.copy(this.#bytes, this.#used, start, end)
+    this.#lengths[slot] = length
     this.#hashes[slot] = hash
     this.#texts[slot] = text
-    if (++this.#size * 2 > this.#mask) this.#grow()
+    if (++this.#size * 2 > mask) this.#grow()
     return text
   }
 
   #grow (): void {
-    const keys = this.#keys
     const hashes = this.#hashes
+    const starts = this.#starts
+    const lengths = this.#lengths
     const texts = this.#texts
-    this.#mask = this.#mask * 2 + 1
-    this.#hashes = new Int32Array(this.#mask + 1)
-    this.#keys = new Array(this.#mask + 1)
-    this.#texts = new Array(this.#mask + 1)
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i]
-      if (key === undefined) continue
-      let slot = slotOf(hashes[i]!) & this.#mask
-      while (this.#keys[slot] !== undefined) slot = (slot + 1) & this.#mask
-      this.#keys[slot] = key
+    const mask = this.#mask * 2 + 1
+    this.#mask = mask
+    this.#hashes = new Int32Array(mask + 1)
+    this.#starts = new Int32Array(mask + 1)
+    this.#lengths = new Int32Array(mask + 1)
+    this.#texts = new Array(mask + 1)
+    for (let i = 0; i < lengths.length; i++) {
+      if (lengths[i] === 0) continue
+      let slot = slotOf(hashes[i]!) & mask
+      while (this.#lengths[slot] !== 0) slot = (slot + 1) & mask
       this.#hashes[slot] = hashes[i]!
+      this.#starts[slot] = starts[i]!
+      this.#lengths[slot] = lengths[i]!
       this.#texts[slot] = texts[i]!
     }
   }
@@ -140,8 +162,9 @@ function slotOf (hash: number): number {
   return hash ^ (hash >>> 13)
 }
 
-function sameBytes (key: Buffer, bytes: Buffer, start: number): boolean {
-  for (let i = 0; i < key.length; i++) if (key[i] !== bytes[start + i]) return false
+/** Whether a[aStart …] and b[bStart …] hold the same `length` bytes. */
+function sameBytes (a: Buffer, aStart: number, b: Buffer, bStart: number, length: number): boolean {
+  for (let i = 0; i < length; i++) if (a[aStart + i] !== b[bStart + i]) return false
   return true
 }
 
