@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { ceilMs, formatEventTime, isBefore, parseEventTime, parseRfc3339, utcMs } from '../src/time/rfc3339.js'
+import { DAY_MS, ceilMs, daysInMonth, formatEventTime, isBefore, parseEventTime, parseRfc3339, utcMs } from '../src/time/rfc3339.js'
 
 t.test('valid date-times', async (t) => {
   const valid: Array<[string, string]> = [
@@ -91,4 +91,16 @@ t.test('utcMs is Date.UTC for every civil date and time from year 100 on', async
     }), { numRuns: 20_000 })
   t.equal(utcMs(2024, 2, 29, 23, 59, 59, 999), Date.UTC(2024, 1, 29, 23, 59, 59, 999), 'a leap day')
   t.equal(utcMs(1969, 12, 31, 0, 0, 0, 0), Date.UTC(1969, 11, 31), 'before the epoch')
+})
+
+t.test('days in a month: as many as Date.UTC counts, leap years by the Gregorian rule, for every month events may fall in', async (t) => {
+  let wrong = 0
+  for (let year = 1678; year < 2262; year++) {
+    for (let month = 1; month <= 12; month++) {
+      const days = (Date.UTC(year, month, 1) - Date.UTC(year, month - 1, 1)) / DAY_MS
+      if (daysInMonth(year, month) !== days) wrong++
+    }
+  }
+  t.equal(wrong, 0)
+  t.same([daysInMonth(1900, 2), daysInMonth(2000, 2), daysInMonth(2024, 2), daysInMonth(2025, 2), daysInMonth(2025, 4)], [28, 29, 29, 28, 30])
 })

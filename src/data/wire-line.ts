@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Message } from '../../schemas/message.js'
 import type { StoredEvent } from './event-lines.js'
-import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS, utcMs } from '../time/rfc3339.js'
+import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS, daysInMonth, utcMs } from '../time/rfc3339.js'
 import { BACKSLASH, CLOSE_OBJECT, COMMA, DEL, QUOTE, SPACE } from './char-codes.js'
 import { intern } from './intern.js'
 
@@ -207,13 +207,10 @@ function wireTimeAt (bytes: Buffer, at: number): number | undefined {
   const millis = digitsAt(bytes, at + 20, 3)
   // NaN (a non-digit) fails every comparison.
   if (!(year >= 0 && month >= 1 && month <= 12 && day >= 1 && hour <= 23 && minute <= 59 && second <= 59 && millis >= 0)) return undefined
-  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
-  if (day > (month === 2 ? (leap ? 29 : 28) : DAYS_IN_MONTH[month - 1]!)) return undefined
+  if (day > daysInMonth(year, month)) return undefined
   const epochMs = utcMs(year, month, day, hour, minute, second, millis)
   return epochMs < EVENT_TIME_MIN_MS || epochMs >= EVENT_TIME_MAX_MS ? undefined : epochMs
 }
-
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
 /**
  * The event of the line at bytes[start, end) when the line is in the plain wire form (above);

@@ -18,6 +18,11 @@ function isLeapYear (year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
 }
 
+/** The days of a month (1 to 12) of a year, in the proleptic Gregorian calendar. */
+export function daysInMonth (year: number, month: number): number {
+  return month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1]!
+}
+
 /** The value of the decimal digit at text[i], or NaN. */
 function digitAt (text: string, i: number): number {
   const code = text.charCodeAt(i) - 0x30
@@ -42,7 +47,7 @@ function parseWireForm (text: string): Instant | undefined {
   const millis = digitAt(text, 20) * 100 + digitAt(text, 21) * 10 + digitAt(text, 22)
   // NaN (a non-digit) fails every comparison below. Date.UTC reads years below 100 as 19xx: those go the general way.
   if (!(year >= 100 && month >= 1 && month <= 12 && day >= 1 && hour <= 23 && minute <= 59 && second <= 59 && millis >= 0)) return undefined
-  const monthDays = month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1]!
+  const monthDays = daysInMonth(year, month)
   if (day > monthDays) return undefined
   return { epochMs: utcMs(year, month, day, hour, minute, second, millis), subMillisecond: 0 }
 }
@@ -74,7 +79,7 @@ export function parseRfc3339 (text: string): Instant | undefined {
   const minute = Number(mi)
   const second = Number(s)
   if (month < 1 || month > 12 || day < 1) return undefined
-  const monthDays = month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1]!
+  const monthDays = daysInMonth(year, month)
   // Leap seconds (:60) are refused: no store here can hold them.
   if (day > monthDays || hour > 23 || minute > 59 || second > 59) return undefined
   let offsetMinutes = 0

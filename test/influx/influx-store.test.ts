@@ -71,6 +71,17 @@ async function idsServedAt (app: App, date: string): Promise<string[]> {
     .filter((m: { date_time: string }) => m.date_time === date).map((m: { message_id: string }) => m.message_id).sort()
 }
 
+/** A fresh influxd and an app serving its database `name`. */
+async function influxApp (t: Test, name: string): Promise<{ server: InfluxServer, env: Record<string, string>, app: App }> {
+  const server = await testInfluxServer()
+  t.teardown(() => server.destroy())
+  const env = influxTestEnv(server, name)
+  return { server, env, app: await build(t, { store: storeFromEnv(env) }) }
+}
+
+/** Tests that write points straight to InfluxDB, which they do with InfluxQL. */
+const influxqlOnly = skip || (process.env.INFLUX_BUCKET ? 'written here with InfluxQL' : false)
+
 /** An event point written straight to InfluxDB without its index point, as a write that died between the two leaves it. */
 async function writeCutPoint (t: Test, server: InfluxServer, env: Record<string, string>, event: Message, slot: number): Promise<void> {
   const created = await fetch(`${server.url}/query`, { method: 'POST', body: new URLSearchParams({ q: `CREATE DATABASE "${env.INFLUX_DATABASE!}"` }) })
@@ -79,7 +90,7 @@ async function writeCutPoint (t: Test, server: InfluxServer, env: Record<string,
   t.equal((await fetch(`${server.url}/write?db=${env.INFLUX_DATABASE!}&precision=ns`, { method: 'POST', body: point })).status, 204)
 }
 
-t.test('an event whose point was written but not its index point (a write cut between the two) is written and indexed by the next ingest of it, and counted and pushed as written', { skip: skip || (process.env.INFLUX_BUCKET ? 'written here with InfluxQL' : false) }, async (t) => {
+t.test('an event whose point was written but not its index point (a write cut between the two) is written and indexed by the next ingest of it, and counted and pushed as written', { skip: influxqlOnly }, async (t) => {
   const server = await testInfluxServer()
   t.teardown(() => server.destroy())
   const env = influxTestEnv(server, 'cut')
@@ -95,9 +106,7 @@ t.test('an event whose point was written but not its index point (a write cut be
 })
 
 t.test('two events of one series and millisecond whose IDs want the same slot are both stored, in one batch, in two, and in two at once', { skip }, async (t) => {
-  const server = await testInfluxServer()
-  t.teardown(() => server.destroy())
-  const app = await build(t, { store: storeFromEnv(influxTestEnv(server, 'slots')) })
+  const { app } = await influxApp(t, 'slots')
   const event = (id: string, date: string) => alertOf(id, date)
   const served = (date: string) => idsServedAt(app, date)
 
@@ -126,11 +135,8 @@ t.test('two events of one series and millisecond whose IDs want the same slot ar
   t.same(await served(atOnce), [five, ...others].sort(), 'four at once: none overwrote another')
 })
 
-t.test('an event displaced from its slot whose point was written but not its index point is indexed where it is, not written twice', { skip: skip || (process.env.INFLUX_BUCKET ? 'written here with InfluxQL' : false) }, async (t) => {
-  const server = await testInfluxServer()
-  t.teardown(() => server.destroy())
-  const env = influxTestEnv(server, 'displaced')
-  const app = await build(t, { store: storeFromEnv(env) })
+t.test('an event displaced from its slot whose point was written but not its index point is indexed where it is, not written twice', { skip: influxqlOnly }, async (t) => {
+  const { server, env, app } = await influxApp(t, 'displaced')
   const date = '2025-04-01T00:00:00.000Z'
   const first = alertOf('held-1', date)
   const second = { ...first, message_id: sameSlotAs(first.message_id, 'held-2') }
@@ -143,9 +149,7 @@ t.test('an event displaced from its slot whose point was written but not its ind
 })
 
 t.test('two events of different series in one millisecond whose IDs want the same slot keep an index point each', { skip }, async (t) => {
-  const server = await testInfluxServer()
-  t.teardown(() => server.destroy())
-  const app = await build(t, { store: storeFromEnv(influxTestEnv(server, 'index_slots')) })
+  const { app } = await influxApp(t, 'index_slots')
   const date = '2025-05-01T00:00:00.000Z'
   const onA = alertOf('series-a', date)
   const onB = alertOf(sameSlotAs(onA.message_id, 'series-b'), date, 'towel-002')
@@ -160,11 +164,8 @@ t.test('two events of different series in one millisecond whose IDs want the sam
   t.same(await idsServedAt(app, date), [onA.message_id, onB.message_id, onAToo.message_id].sort(), 'none overwritten')
 })
 
-t.test('an event cut before its index point, posted again behind an event that wants its slot, is indexed where it is and the other placed apart', { skip: skip || (process.env.INFLUX_BUCKET ? 'written here with InfluxQL' : false) }, async (t) => {
-  const server = await testInfluxServer()
-  t.teardown(() => server.destroy())
-  const env = influxTestEnv(server, 'cut_behind')
-  const app = await build(t, { store: storeFromEnv(env) })
+t.test('an event cut before its index point, posted again behind an event that wants its slot, is indexed where it is and the other placed apart', { skip: influxqlOnly }, async (t) => {
+  const { server, env, app } = await influxApp(t, 'cut_behind')
   const date = '2025-06-01T00:00:00.000Z'
   const cutOne = alertOf('cut-y', date)
   const other = { ...cutOne, message_id: sameSlotAs(cutOne.message_id, 'cut-x') }
