@@ -322,3 +322,72 @@ t.test('a large answer streams from InfluxDB, identical to the memory store', { 
   t.equal(rest, 6000, 'the first scan finishes, its timer paused while its batch was out')
   t.equal(await queued, 6000, 'the second, queued three times INFLUX_TIMEOUT_MS, is answered in full')
 })
+
+/** An app on `env` whose log lines are kept, and a wait for the line that says the message_id index was read. */
+async function loggedInfluxApp (t: Test, env: Record<string, string>): Promise<{ app: App, logged: string[], indexRead: () => Promise<Record<string, unknown>> }> {
+  const logged: string[] = []
+  const app = await build(t, { store: storeFromEnv(env), logLevel: 'info' }, { logger: { level: 'info', stream: { write: (line: string) => { logged.push(line) } } } })
+  const indexRead = async () => {
+    for (let waited = 0; waited < 200; waited++) {
+      const line = logged.find((line) => line.includes('message_id index read'))
+      if (line !== undefined) return JSON.parse(line)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    throw new Error('the message_id index was not read within 10 s')
+  }
+  return { app, logged, indexRead }
+}
+
+/** InfluxDB's own count of /query requests (/debug/vars). */
+async function queryRequests (server: InfluxServer): Promise<number> {
+  const vars = await (await fetch(`${server.url}/debug/vars`)).json() as Record<string, { name?: string, values?: { queryReq?: number } }>
+  // One entry per HTTP listener, named after its address ("httpd::<port>").
+  return Object.values(vars).find((entry) => entry.name === 'httpd')!.values!.queryReq!
+}
+
+t.test('the ingest reads the message_id index once and knows it: events stored before it started are unchanged, refused or placed apart as before, and a batch of new events is written with no lookup', { skip: influxqlOnly }, async (t) => {
+  const server = await testInfluxServer()
+  t.teardown(() => server.destroy())
+  const env = influxTestEnv(server, 'known')
+  const dir = t.testdir()
+  const date = '2025-05-01T00:00:00.000Z'
+  const stored = alertOf('known-1', date)
+  writeFileSync(join(dir, 'before.ndjson'), ndjson(stored, alertOf('known-2', '2025-05-01T00:00:01.000Z')))
+  const ingested = await runIngest(join(dir, 'before.ndjson'), env)
+  t.match(ingested.stdout, '2 written', ingested.stderr)
+
+  const { app, indexRead } = await loggedInfluxApp(t, env)
+  t.same((await postEvents(app, ndjson(alertOf('known-3', '2025-05-01T00:00:02.000Z')))).json(), WRITTEN_ONE, 'the first ingest starts the read')
+  t.match(await indexRead(), { events: 3 }, 'the two indexed before it started, and its own (known as it was written)')
+
+  t.same((await postEvents(app, ndjson(stored))).json(), { written: 0, unchanged: 1, refused: [] }, 'the same event: unchanged')
+  const other = { ...stored, message_code: 'FULL' }
+  t.same((await postEvents(app, ndjson(other))).json().refused, [{ line: 1, reason: 'message_id "known-1" is already stored for a different event' }], 'another event with its ID: refused')
+  const rival = sameSlotAs(stored.message_id, 'known-rival')
+  t.same((await postEvents(app, ndjson(alertOf(rival, date)))).json(), WRITTEN_ONE, 'an event wanting its slot in its series')
+  t.same(await idsServedAt(app, date), ['known-1', rival].sort(), 'placed apart: neither overwrote the other')
+
+  const before = await queryRequests(server)
+  const fresh = Array.from({ length: 50 }, (_, i) => alertOf(`known-new-${i}`, `2025-05-02T00:00:00.${String(i).padStart(3, '0')}Z`))
+  t.same((await postEvents(app, ndjson(...fresh))).json(), { written: 50, unchanged: 0, refused: [] })
+  t.equal(await queryRequests(server) - before, 1, 'one query: the writer stamps; no index lookup')
+})
+
+t.test('another writer (npm run ingest while the provider ingests): from then on the provider looks every batch up, so an ID that writer stored is refused for another event', { skip: influxqlOnly }, async (t) => {
+  const server = await testInfluxServer()
+  t.teardown(() => server.destroy())
+  const env = influxTestEnv(server, 'writers')
+  const { app, logged, indexRead } = await loggedInfluxApp(t, env)
+  t.same((await postEvents(app, ndjson(alertOf('own-1', '2025-06-01T00:00:00.000Z')))).json(), WRITTEN_ONE)
+  await indexRead()
+
+  const dir = t.testdir()
+  const theirs = alertOf('theirs-1', '2025-06-01T00:00:01.000Z')
+  writeFileSync(join(dir, 'theirs.ndjson'), ndjson(theirs))
+  t.match((await runIngest(join(dir, 'theirs.ndjson'), env)).stdout, '1 written')
+
+  const answer = (await postEvents(app, ndjson({ ...theirs, message_code: 'FULL' }))).json()
+  t.same(answer.refused, [{ line: 1, reason: 'message_id "theirs-1" is already stored for a different event' }], 'found by a lookup, not missed')
+  t.ok(logged.some((line) => line.includes('another process wrote to this measurement')), 'and the provider says so')
+  t.same((await postEvents(app, ndjson(alertOf('own-2', '2025-06-01T00:00:02.000Z')))).json(), WRITTEN_ONE, 'new events are still written')
+})

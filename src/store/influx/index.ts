@@ -21,7 +21,7 @@ export const influxStore = defineStore({
   describe: describeInflux,
   async open (settings, { log }) {
     log.info({ url: settings.url, dialect: settings.dialect, measurement: settings.measurement }, 'events are read from InfluxDB')
-    return new InfluxEventStore(createInfluxBackend(settings), settings.maxScans, settings.measurement)
+    return new InfluxEventStore(createInfluxBackend(settings), settings.maxScans, settings.measurement, log)
   },
   openWriter: (settings) => new InfluxEventWriter(createInfluxBackend(settings), settings.measurement)
 })

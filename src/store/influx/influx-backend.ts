@@ -1,6 +1,7 @@
 import type { Message } from '../../../schemas/message.js'
 import type { EventQuery } from '../event-store.js'
 import type { StoredPointValues } from './event-point.js'
+import type { WriterStamps } from './writer-stamps.js'
 
 /** One event as a dialect reads it, in time order of milliseconds (order within one is free). */
 export interface TimedMessage {
@@ -22,12 +23,25 @@ export interface IndexedPoint {
   slot: number
 }
 
+/** What a writing process reads to know the message_id index itself (KnownEvents). */
+export interface KnownEventsSource {
+  /** Each writer's latest stamp (writer-stamps.ts). */
+  writerStamps (): Promise<WriterStamps>
+  /** Every index point across all time, in no particular order. */
+  allIndexPoints (): AsyncIterable<IndexedPoint[]>
+}
+
 /**
  * What one query dialect (InfluxQL or Flux) does for InfluxEventStore. Failures to reach or
  * hear from InfluxDB in time are StoreUnavailableError.
  */
 export interface InfluxBackend {
   readonly dialect: 'influxql' | 'flux'
+  /**
+   * What the ingest reads to skip the lookups of events the index certainly does not hold;
+   * undefined where the dialect has not been verified for it (Flux): every batch is looked up.
+   */
+  readonly knownEventsSource: KnownEventsSource | undefined
   /** Events in the window with the query's filters pushed down, ordered by time, streamed in batches. */
   queryEvents (query: EventQuery): AsyncIterable<TimedMessage[]>
   /**

@@ -1,7 +1,9 @@
 import type { EventBatch, EventQuery, EventStore, StoreHealth } from '../event-store.js'
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
+import type { StoreLog } from '../store-descriptor.js'
 import type { InfluxBackend } from './influx-backend.js'
-import { InfluxEventWriter } from './influx-event-writer.js'
+import { InfluxEventWriter, type IndexAnswer } from './influx-event-writer.js'
+import { KnownIndex } from './known-events.js'
 import { idHashesOf, idHashOf } from './message-id-index.js'
 import { orderWithinMilliseconds } from './order-within-milliseconds.js'
 import { isScan, ScanGate } from './scan-gate.js'
@@ -12,6 +14,8 @@ export class InfluxEventStore implements EventStore {
   readonly #backend: InfluxBackend
   readonly #scans: ScanGate
   readonly #writer: InfluxEventWriter
+  /** What this process knows the index holds; undefined where the dialect cannot say (every batch is looked up). */
+  readonly #knownIndex: KnownIndex | undefined
   #prepared: Promise<void> | undefined
   /** Writes one at a time (the slots of one millisecond are chosen from what is stored). */
   #writing: Promise<unknown> = Promise.resolve()
@@ -22,21 +26,24 @@ export class InfluxEventStore implements EventStore {
    */
   readonly #pending = new Map<string, number>()
 
-  constructor (backend: InfluxBackend, maxScans: number, measurement: string) {
+  constructor (backend: InfluxBackend, maxScans: number, measurement: string, log: StoreLog) {
     this.#backend = backend
     this.#scans = new ScanGate(maxScans)
     this.kind = `influxdb (${backend.dialect})`
     this.#writer = new InfluxEventWriter(backend, measurement)
+    const source = backend.knownEventsSource
+    this.#knownIndex = source === undefined ? undefined : new KnownIndex(source, this.#writer.writerId, log)
   }
 
   /**
    * As `npm run ingest` writes (InfluxEventWriter); resolves once InfluxDB acknowledged every
    * point. Writes go one at a time, but a batch's index lookup runs while the batches before it
    * are written, unless it claims what one of them claims (a message_id, or an ID hash in a
-   * millisecond): then it is looked up after they are stored, so that it sees them.
+   * millisecond): then it is looked up after they are stored, so that it sees them. Only the
+   * events the index may hold are looked up (KnownIndex): with no other writer, none of a batch
+   * of new events.
    */
   writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
-    const ids = events.map(({ event }) => event.message.message_id)
     const claims = new Set<string>()
     for (const { event: { message, epochMs } } of events) {
       claims.add('id ' + message.message_id)
@@ -46,11 +53,11 @@ export class InfluxEventStore implements EventStore {
     for (const claim of claims) overlaps ||= this.#pending.has(claim)
     for (const claim of claims) this.#pending.set(claim, (this.#pending.get(claim) ?? 0) + 1)
     const prepared = this.#prepare()
-    const early = overlaps ? undefined : prepared.then(() => this.#writer.lookUp(ids))
+    const early = overlaps ? undefined : prepared.then(() => this.#lookUp(events))
     early?.catch(() => {})
     const written = this.#writing.then(async () => {
       await prepared
-      return await this.#writer.writeLookedUp(events, await (early ?? this.#writer.lookUp(ids)))
+      return await this.#writer.writeLookedUp(events, await (early ?? this.#lookUp(events)))
     })
     this.#writing = written.catch(() => {})
     return written.finally(() => {
@@ -60,6 +67,11 @@ export class InfluxEventStore implements EventStore {
         else this.#pending.set(claim, holders)
       }
     })
+  }
+
+  async #lookUp (events: readonly IngestEvent[]): Promise<IndexAnswer> {
+    const unknown = this.#knownIndex === undefined ? events : await this.#knownIndex.toLookUp(events)
+    return await this.#writer.lookUp(unknown.map(({ event }) => event.message.message_id))
   }
 
   /** CREATE DATABASE once (retried on the next write when it failed). */

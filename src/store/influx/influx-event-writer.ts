@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto'
 import type { Message } from '../../../schemas/message.js'
 import { sameEvent } from '../../data/event-lines.js'
 import type { EventWriter, IngestEvent, WriteOutcome } from '../event-writer.js'
 import { PRIMARY_SLOTS, SLOTS_PER_MS, idHash32, messageOf, seriesKeyOf, slotOf, toLineProtocol } from './event-point.js'
 import type { InfluxBackend } from './influx-backend.js'
 import { idHashOf, idHashesOf, toIndexLine } from './message-id-index.js'
+import { writerStampLine } from './writer-stamps.js'
 
 const WRITE_BATCH = 5000
 
@@ -58,6 +60,9 @@ export interface IndexAnswer {
 export class InfluxEventWriter implements EventWriter {
   readonly #backend: InfluxBackend
   readonly #measurement: string
+  /** This process's name in the writer stamps (writer-stamps.ts). */
+  readonly writerId = randomUUID()
+  #requests = 0
 
   constructor (backend: InfluxBackend, measurement: string) {
     this.#backend = backend
@@ -115,7 +120,8 @@ export class InfluxEventWriter implements EventWriter {
 
   /**
    * Steps 1 (with the index's answer for every ID of the batch, looked up after every write that
-   * could take one of the batch's primary slots: InfluxEventStore) and 2.
+   * could take one of the batch's primary slots: InfluxEventStore; or only for those IDs the
+   * index may hold, where the caller knows the index: known-events.ts) and 2.
    */
   async writeLookedUp (events: readonly IngestEvent[], lookedUp: IndexAnswer): Promise<WriteOutcome> {
     const outcome: WriteOutcome = { written: 0, unchanged: 0, refused: [], stored: [] }
@@ -162,14 +168,20 @@ export class InfluxEventWriter implements EventWriter {
       indexLines.push(toIndexLine(this.#measurement, message, epochMs, slot))
     }
     for (const [from, to] of writeRuns(eventLines)) {
-      await this.#backend.write(eventLines.slice(from, to))
+      await this.#write(eventLines.slice(from, to))
       outcome.written += to - from
       for (const { ingest } of placed.slice(from, to)) outcome.stored.push(ingest)
     }
-    for (const [from, to] of writeRuns(indexLines)) await this.#backend.write(indexLines.slice(from, to))
+    for (const [from, to] of writeRuns(indexLines)) await this.#write(indexLines.slice(from, to))
     outcome.written += repaired.length
     for (const { ingest } of repaired) outcome.stored.push(ingest)
     return outcome
+  }
+
+  /** Lines and this writer's stamp, in one request: whoever sees the stamp changed knows that the index may have changed. */
+  async #write (lines: string[]): Promise<void> {
+    lines.push(writerStampLine(this.#measurement, this.writerId, ++this.#requests, Date.now()))
+    await this.#backend.write(lines)
   }
 
   /**

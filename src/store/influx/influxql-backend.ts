@@ -1,10 +1,11 @@
 import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../../time/rfc3339.js'
 import type { EventQuery } from '../event-store.js'
 import { messageOf, parseStoredTime, type StoredPointValues } from './event-point.js'
-import type { ExistingPoint, IndexedPoint, InfluxBackend, TimedMessage } from './influx-backend.js'
+import type { ExistingPoint, IndexedPoint, InfluxBackend, KnownEventsSource, TimedMessage } from './influx-backend.js'
 import type { InfluxQLSettings } from './influx-settings.js'
 import { InfluxTransport, unavailable } from './influx-transport.js'
-import { buildInfluxQLEventQuery, buildInfluxQLIndexQuery, buildInfluxQLPointsQuery, influxqlIdentifier } from './influxql-query.js'
+import { buildInfluxQLEventQuery, buildInfluxQLIndexQuery, buildInfluxQLPointsQuery, buildInfluxQLWriterStampsQuery, influxqlIdentifier } from './influxql-query.js'
+import type { WriterStamps } from './writer-stamps.js'
 import { indexedMessageOf } from './message-id-index.js'
 
 /**
@@ -17,6 +18,7 @@ const CHUNK_SIZE = 1000
 const INDEX_HASHES_PER_STATEMENT = 50
 
 interface Series {
+  tags?: Record<string, string>
   columns: string[]
   values: unknown[][]
 }
@@ -30,8 +32,9 @@ interface QueryChunk {
  * InfluxQL over the 1.x HTTP API (/query, /write, /ping), which InfluxDB 1.x, 2.x (v1
  * compatibility) and 3.x all serve. Results are read chunked, so a large answer streams.
  */
-export class InfluxQLBackend implements InfluxBackend {
+export class InfluxQLBackend implements InfluxBackend, KnownEventsSource {
   readonly dialect = 'influxql'
+  readonly knownEventsSource: KnownEventsSource = this
   readonly #settings: InfluxQLSettings
   readonly #transport: InfluxTransport
 
@@ -83,7 +86,15 @@ export class InfluxQLBackend implements InfluxBackend {
     for (let from = 0; from < idHashes.length; from += INDEX_HASHES_PER_STATEMENT) {
       statements.push(buildInfluxQLIndexQuery(this.#settings.measurement, idHashes.slice(from, from + INDEX_HASHES_PER_STATEMENT), EVENT_TIME_MIN_MS, EVENT_TIME_MAX_MS))
     }
-    yield * this.#select(selectForm(this.#settings.database, statements.join('; '), undefined), (series) => {
+    yield * this.#indexPointsOf(statements.join('; '))
+  }
+
+  async * allIndexPoints (): AsyncGenerator<IndexedPoint[]> {
+    yield * this.#indexPointsOf(buildInfluxQLIndexQuery(this.#settings.measurement, undefined, EVENT_TIME_MIN_MS, EVENT_TIME_MAX_MS))
+  }
+
+  async * #indexPointsOf (statements: string): AsyncGenerator<IndexedPoint[]> {
+    yield * this.#select(selectForm(this.#settings.database, statements, undefined), (series) => {
       const time = series.columns.indexOf('time')
       const value = series.columns.indexOf('message')
       const found: IndexedPoint[] = []
@@ -93,6 +104,18 @@ export class InfluxQLBackend implements InfluxBackend {
       }
       return found
     })
+  }
+
+  /** Each writer's latest stamp as "<time> <n>" (writer-stamps.ts). */
+  async writerStamps (): Promise<WriterStamps> {
+    const stamps = new Map<string, string>()
+    const form = selectForm(this.#settings.database, buildInfluxQLWriterStampsQuery(this.#settings.measurement), undefined)
+    for await (const series of this.#select(form, (series) => series)) {
+      const writer = series.tags?.writer
+      if (writer === undefined) continue
+      for (const row of series.values) stamps.set(writer, row.join(' '))
+    }
+    return stamps
   }
 
   async * pointsBetween (startMs: number, endMs: number): AsyncGenerator<ExistingPoint[]> {

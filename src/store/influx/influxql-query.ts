@@ -3,6 +3,7 @@ import type { EventQuery } from '../event-store.js'
 import { indexMeasurementOf } from './message-id-index.js'
 import { MAX_PUSHED_ENTITIES } from './pushed-entities.js'
 import { encodeTagValue } from './tag-value.js'
+import { STAMPS_WINDOW_HOURS, writersMeasurementOf } from './writer-stamps.js'
 
 /** An InfluxQL string literal: only `\` and `'` need escaping (identifiers hold no control characters). */
 export function influxqlString (value: string): string {
@@ -42,10 +43,15 @@ export function buildInfluxQLEventQuery (measurement: string, query: EventQuery)
   return `SELECT ${COLUMNS} FROM ${influxqlIdentifier(measurement)} WHERE ${conditions.join(' AND ')} ORDER BY time ASC`
 }
 
-/** The index points of some ID hashes in a window, in time order (message-id-index.ts). */
-export function buildInfluxQLIndexQuery (measurement: string, idHashes: readonly string[], startMs: number, endMs: number): string {
-  const hashes = anyOf('id_hash', idHashes, asIs)
-  return `SELECT "message" FROM ${influxqlIdentifier(indexMeasurementOf(measurement))} WHERE time >= ${influxqlTime(startMs)} AND time < ${influxqlTime(endMs)} AND ${hashes} ORDER BY time ASC`
+/** The index points of some ID hashes (undefined: of all) in a window, in time order (message-id-index.ts). */
+export function buildInfluxQLIndexQuery (measurement: string, idHashes: readonly string[] | undefined, startMs: number, endMs: number): string {
+  const hashes = idHashes === undefined ? '' : ` AND ${anyOf('id_hash', idHashes, asIs)}`
+  return `SELECT "message" FROM ${influxqlIdentifier(indexMeasurementOf(measurement))} WHERE time >= ${influxqlTime(startMs)} AND time < ${influxqlTime(endMs)}${hashes} ORDER BY time ASC`
+}
+
+/** Each writer's latest stamp of the last STAMPS_WINDOW_HOURS, a series per writer (writer-stamps.ts). */
+export function buildInfluxQLWriterStampsQuery (measurement: string): string {
+  return `SELECT last("n") FROM ${influxqlIdentifier(writersMeasurementOf(measurement))} WHERE time > now() - ${STAMPS_WINDOW_HOURS}h GROUP BY "writer"`
 }
 
 /** Every point in a window, for the writer's collision check. */

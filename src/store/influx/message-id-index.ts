@@ -16,9 +16,10 @@ import { idHash32, nanosecondsOf } from './event-point.js'
  * - field `message`: the event's wire JSON, so a lookup needs no second query;
  * - time: the event point's own timestamp (its millisecond and slot).
  *
- * A lookup of n IDs reads n small series; the ingest looks every ID of a batch up across all time,
- * so a message_id already used for another event is refused wherever in time it was stored. It
- * lives in InfluxDB itself, so every provider instance shares it.
+ * A lookup of n IDs reads n small series; the ingest looks every ID of a batch up across all time
+ * (the provider: every ID it cannot rule out, known-events.ts), so a message_id already used for
+ * another event is refused wherever in time it was stored. It lives in InfluxDB itself, so every
+ * provider instance shares it.
  */
 export const INDEX_SUFFIX = '_by_id'
 
