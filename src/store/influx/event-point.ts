@@ -1,6 +1,6 @@
-import { Point } from '@influxdata/influxdb-client'
 import type { Message, MessageCategory } from '../../../schemas/message.js'
 import { formatEventTime } from '../../time/rfc3339.js'
+import { measurementName, nanosecondsText, quotedField, tagText } from './line-protocol.js'
 import { decodeTagValue, encodeTagValue } from './tag-value.js'
 
 /**
@@ -43,19 +43,16 @@ export function slotOf (messageId: string): number {
 
 /** Nanoseconds since the epoch as decimal text: beyond 2^53, so never a JS number. */
 export function nanosecondsOf (epochMs: number, slot: number): string {
-  return (BigInt(epochMs) * 1_000_000n + BigInt(slot)).toString()
+  return nanosecondsText(epochMs, slot)
 }
 
+/** An event's point: tags in key order (device_id, message_category, message_code, space_id), as Point wrote them. */
 export function toLineProtocol (measurement: string, message: Message, epochMs: number, slot: number): string {
-  const point = new Point(measurement)
-  if (message.device_id !== undefined) point.tag('device_id', encodeTagValue(message.device_id))
-  point
-    .tag('space_id', encodeTagValue(message.space_id!))
-    .tag('message_code', encodeTagValue(message.message_code))
-    .tag('message_category', message.message_category)
-    .stringField('message_id', message.message_id)
-    .timestamp(nanosecondsOf(epochMs, slot))
-  return point.toLineProtocol()!
+  let line = measurementName(measurement)
+  if (message.device_id !== undefined && message.device_id !== '') line += ',device_id=' + tagText(encodeTagValue(message.device_id))
+  line += ',message_category=' + tagText(message.message_category) + ',message_code=' + tagText(encodeTagValue(message.message_code))
+  if (message.space_id !== undefined && message.space_id !== '') line += ',space_id=' + tagText(encodeTagValue(message.space_id))
+  return line + ' message_id=' + quotedField(message.message_id) + ' ' + nanosecondsOf(epochMs, slot)
 }
 
 /** The tag set that, with the timestamp, identifies a point. */

@@ -1,9 +1,9 @@
-import { Point } from '@influxdata/influxdb-client'
 import type { Message } from '../../../schemas/message.js'
 import { Message as MessageSchema } from '../../../schemas/message.js'
 import { compileSchemaCheck } from '../../data/schema-check.js'
 import { encodeMessage } from '../message-json.js'
 import { idHash32, nanosecondsOf } from './event-point.js'
+import { measurementName, quotedField } from './line-protocol.js'
 
 /**
  * The message_id index. message_id is a field of the event points (a tag per ID would make a
@@ -38,11 +38,8 @@ export function idHashesOf (messageIds: Iterable<string>): string[] {
 }
 
 export function toIndexLine (measurement: string, message: Message, epochMs: number, slot: number): string {
-  return new Point(indexMeasurementOf(measurement))
-    .tag('id_hash', idHashOf(message.message_id))
-    .stringField('message', encodeMessage(message))
-    .timestamp(nanosecondsOf(epochMs, slot))
-    .toLineProtocol()!
+  return measurementName(indexMeasurementOf(measurement)) + ',id_hash=' + idHashOf(message.message_id) +
+    ' message=' + quotedField(encodeMessage(message)) + ' ' + nanosecondsOf(epochMs, slot)
 }
 
 const messageCheck = compileSchemaCheck(MessageSchema)

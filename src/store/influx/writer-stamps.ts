@@ -1,5 +1,5 @@
-import { Point } from '@influxdata/influxdb-client'
 import { nanosecondsOf } from './event-point.js'
+import { measurementName, tagText } from './line-protocol.js'
 
 /**
  * Writer stamps: every request that writes events or index points carries one more point, in
@@ -22,11 +22,7 @@ export function writersMeasurementOf (measurement: string): string {
 }
 
 export function writerStampLine (measurement: string, writer: string, requests: number, nowMs: number): string {
-  return new Point(writersMeasurementOf(measurement))
-    .tag('writer', writer)
-    .intField('n', requests)
-    .timestamp(nanosecondsOf(nowMs - (nowMs % HOUR_MS), 0))
-    .toLineProtocol()!
+  return `${measurementName(writersMeasurementOf(measurement))},writer=${tagText(writer)} n=${requests}i ${nanosecondsOf(nowMs - (nowMs % HOUR_MS), 0)}`
 }
 
 /** Each writer's latest stamp in the window, as "<time> <n>". */
