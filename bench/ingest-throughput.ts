@@ -224,7 +224,8 @@ export interface InfluxTarget {
  * points posted straight to influxd's /write (into another measurement of that database) at the
  * same number of clients: per batch,
  * the event points in one write, then their message_id index points in another, as the provider
- * writes them (src/store/influx/influx-event-writer.ts, with its own toLineProtocol and toIndexLine).
+ * writes them (src/store/influx/influx-event-writer.ts, with its own toLineProtocol and toIndexLine),
+ * less the provider's writer stamp: one more short line in each of its requests (writer-stamps.ts).
  */
 export async function measureInfluxIngest (provider: Provider, ingestToken: string, source: LiveEventSource, profile: Profile, influx: InfluxTarget, measurements: { provider: string, ceiling: string }): Promise<IngestComparison> {
   const { ingestBatch, ingestClients } = profile.live

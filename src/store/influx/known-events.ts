@@ -140,10 +140,6 @@ export class KnownIndex {
     this.#log = log
   }
 
-  get state (): 'reading' | 'trusted' | 'distrusted' {
-    return this.#state
-  }
-
   /** The events of a batch about to be written that the index may hold: those to look up. */
   async toLookUp (events: readonly IngestEvent[]): Promise<readonly IngestEvent[]> {
     this.#reading ??= this.#read()
