@@ -1,25 +1,16 @@
 import type { Message } from '../../schemas/message.js'
 import type { EncodedMessages } from '../store/event-store.js'
 import { encodeMessage } from '../store/message-json.js'
-import { giveBackAnswerBuffer, lendAnswerBuffer } from './answer-buffers.js'
+import { CHUNK_BUFFER_BYTES, giveBackAnswerBuffer, lendAnswerBuffer, lendChunkBuffer } from './answer-buffers.js'
 
 const EMPTY = Buffer.alloc(0)
 const COMMA = 0x2c
 
 /**
- * The size of the buffers a streamed answer's chunks are written into: a chunk is taken once it
- * passes 32 KiB (render-events-body.ts), so this leaves room for the event that passed it (a
- * larger one grows the buffer). Every byte of it is garbage once the chunk is written, and those
- * buffers are what large answers make RSS grow by: 64 KiB buffers left about 37 MB of them per
- * large answer, and `--only compression` runs grew the RSS by +74 to +79 MB; with 36 KiB, +37 to
- * +41 MB at the same answers/s (two runs each, BENCHMARKS.md).
- */
-const CHUNK_CAPACITY = 36 * 1024
-
-/**
  * Builds the bytes of an answer: events a store handed over encoded are copied, others
- * serialised straight into the buffer, which grows as needed. The first buffer is lent
- * (answer-buffers.ts): what take() returns first is to be given back once written out.
+ * serialised straight into the buffer, which grows as needed. Its buffers are lent
+ * (answer-buffers.ts): the first one an answer's, each after a take() a streamed chunk's; what
+ * take() returns is to be given back once written out.
  */
 export class MessageListWriter {
   #buffer = lendAnswerBuffer()
@@ -122,7 +113,12 @@ export class MessageListWriter {
   #reserve (size: number): void {
     if (this.#length + size <= this.#buffer.length) return
     const before = this.#buffer
-    const grown = Buffer.allocUnsafe(Math.max(before.length * 2, CHUNK_CAPACITY, this.#length + size))
+    // A chunk after take(): from the chunks' pool, unless one event is larger than its buffers.
+    if (before === EMPTY && size <= CHUNK_BUFFER_BYTES) {
+      this.#buffer = lendChunkBuffer()
+      return
+    }
+    const grown = Buffer.allocUnsafe(Math.max(before.length * 2, CHUNK_BUFFER_BYTES, this.#length + size))
     before.copy(grown, 0, 0, this.#length)
     this.#buffer = grown
     // Outgrown: nothing refers to it any more.

@@ -1,8 +1,9 @@
-import { Readable } from 'node:stream'
+import type { Readable } from 'node:stream'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { ItemError } from '../../schemas/events.js'
 import { isSynchronous, type EventBatch, type EventBatches } from '../store/event-store.js'
 import { eventsEnvelope } from './events-envelope.js'
+import { LentChunkStream } from './lent-chunk-stream.js'
 import { MessageListWriter } from './message-list-writer.js'
 
 /** Bodies up to this size go out whole, with a Content-Length; larger ones stream as they are read. */
@@ -132,7 +133,7 @@ function writeEvent (writer: MessageListWriter, batch: EventBatch, i: number): v
 }
 
 function streamOf (writer: MessageListWriter, iterator: AnyIterator, tail: Buffer, events: number, options: RenderOptions): Readable {
-  const stream = Readable.from(streamRest(writer, iterator, tail, events, options), { objectMode: false })
+  const stream = new LentChunkStream(streamRest(writer, iterator, tail, events, options))
   // A stream destroyed before its first read (the client left while the first batches were
   // read) ends streamRest before it starts, so its finally never runs: release the store's
   // query here too. After a finished answer this is a no-op; a failure to release has no one
