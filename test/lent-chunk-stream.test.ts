@@ -1,12 +1,13 @@
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
-import { request } from 'node:http'
+import { IncomingMessage, request, ServerResponse } from 'node:http'
+import { Socket } from 'node:net'
 import { join } from 'node:path'
-import { pipeline, Writable } from 'node:stream'
-import { gunzipSync } from 'node:zlib'
-import { CHUNK_BUFFER_BYTES, giveBackAnswerBuffer, lendChunkBuffer } from '../src/events/answer-buffers.js'
-import { LentChunkStream } from '../src/events/lent-chunk-stream.js'
+import { PassThrough, pipeline, Writable } from 'node:stream'
+import { createGzip, gunzipSync } from 'node:zlib'
+import { CHUNK_BUFFER_BYTES, giveBackAnswerBuffer, keptChunkBuffers, lendChunkBuffer } from '../src/events/answer-buffers.js'
+import { isDoneWithChunksOnCallback, LentChunkStream } from '../src/events/lent-chunk-stream.js'
 import { loadConfig } from '../src/config.js'
 import { AUTH, build } from './helper.js'
 
@@ -42,7 +43,8 @@ t.test('a chunk goes back to its pool once its destination has written it, never
   const inFlight = new Set<ArrayBuffer>()
   const lentMemory: ArrayBuffer[] = []
   const destination = slowDestination(t, inFlight)
-  const stream = new LentChunkStream(lentChunks(50, lentMemory))
+  // This destination is done with a chunk when it calls back (as a response or a compressor is).
+  const stream = new LentChunkStream(lentChunks(50, lentMemory), () => true)
   // Each chunk is lent while earlier ones are with the destination: never one of theirs.
   const lendWhileWriting = setInterval(() => {
     const buffer = lendChunkBuffer()
@@ -53,7 +55,9 @@ t.test('a chunk goes back to its pool once its destination has written it, never
   await once(destination, 'finish')
   clearInterval(lendWhileWriting)
   t.equal(destination.received, 50, 'every chunk written, unchanged')
-  t.equal(CHUNK_BUFFER_BYTES, lendChunkBuffer().length)
+  const one = lendChunkBuffer()
+  t.equal(one.length, CHUNK_BUFFER_BYTES)
+  giveBackAnswerBuffer(one)
   // Written out, the chunks' memory is lent again.
   const again = Array.from({ length: 10 }, () => lendChunkBuffer())
   t.ok(again.some((buffer) => lentMemory.includes(buffer.buffer as ArrayBuffer)), 'written chunks are lent again')
@@ -63,7 +67,7 @@ t.test('a chunk goes back to its pool once its destination has written it, never
 t.test('piped with { end: false } (stream.pipeline), every chunk arrives and the destination is ended by its caller', async (t) => {
   const inFlight = new Set<ArrayBuffer>()
   const destination = slowDestination(t, inFlight)
-  await new Promise<void>((resolve, reject) => { pipeline(new LentChunkStream(lentChunks(20, [])), destination, (error) => { if (error) reject(error); else resolve() }) })
+  await new Promise<void>((resolve, reject) => { pipeline(new LentChunkStream(lentChunks(20, []), () => true), destination, (error) => { if (error) reject(error); else resolve() }) })
   t.equal(destination.received, 20)
 })
 
@@ -77,7 +81,7 @@ t.test('destroyed halfway, the stream ends its iterator and stops writing', asyn
     }
   }
   const destination = slowDestination(t, new Set())
-  const stream = new LentChunkStream(chunks())
+  const stream = new LentChunkStream(chunks(), () => true)
   stream.pipe(destination)
   await new Promise((resolve) => setTimeout(resolve, 20))
   stream.destroy()
@@ -86,6 +90,22 @@ t.test('destroyed halfway, the stream ends its iterator and stops writing', asyn
   const received = destination.received
   await new Promise((resolve) => setTimeout(resolve, 20))
   t.ok(destination.received - received <= 1, 'nothing more written but what was on its way')
+})
+
+t.test('chunks go back only from a response or a compressor, not from a stream that passes them on', async (t) => {
+  t.ok(isDoneWithChunksOnCallback(new ServerResponse(new IncomingMessage(new Socket()))))
+  t.ok(isDoneWithChunksOnCallback(createGzip()))
+  t.notOk(isDoneWithChunksOnCallback(new PassThrough()), 'a PassThrough calls back while the chunk waits further down')
+  const lentMemory: ArrayBuffer[] = []
+  const passed: Buffer[] = []
+  const through = new PassThrough()
+  through.on('data', (chunk: Buffer) => passed.push(chunk))
+  new LentChunkStream(lentChunks(5, lentMemory)).pipe(through)
+  await once(through, 'end')
+  t.equal(passed.length, 5)
+  const again = Array.from({ length: 20 }, () => lendChunkBuffer())
+  t.notOk(again.some((buffer) => lentMemory.includes(buffer.buffer as ArrayBuffer)), 'none of its chunks is lent again')
+  for (const buffer of again) giveBackAnswerBuffer(buffer)
 })
 
 t.test('streamed answers to slow, compressing and departing clients at once each arrive whole and unchanged', async (t) => {
@@ -98,8 +118,8 @@ t.test('streamed answers to slow, compressing and departing clients at once each
   const app = await build(t, { eventsFile, limits: { ...loadConfig({}).limits } })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
-  // Different answers, so that a chunk of one showing up in another would be seen.
-  const path = (i: number) => `/svc/v2/events?start_date=2025-01-01T00:00:00Z&end_date=${new Date(start + (4000 + i * 97) * 60_000).toISOString()}`
+  // Answers that differ from their first event on, so that a chunk of one showing up in another would be seen.
+  const path = (i: number) => `/svc/v2/events?start_date=${new Date(start + i * 13 * 60_000).toISOString()}&end_date=${new Date(start + (4000 + i * 97) * 60_000).toISOString()}`
   const expected = await Promise.all(Array.from({ length: 12 }, async (_, i) => (await app.inject({ url: path(i), headers: AUTH })).rawPayload))
   t.ok(expected.every((body) => body.length > 512 * 1024), 'every answer streams')
 
@@ -120,6 +140,9 @@ t.test('streamed answers to slow, compressing and departing clients at once each
     req.on('error', (error) => { if (leaveAfter > 0) resolve(undefined); else reject(error) })
     req.end()
   })
+  // The pool emptied first (its buffers held here), so what is in it afterwards came back from these answers.
+  const held = Array.from({ length: keptChunkBuffers() }, () => lendChunkBuffer())
+  t.equal(keptChunkBuffers(), 0)
   for (let round = 0; round < 3; round++) {
     const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => get(i, { gzip: i % 3 === 1, pauseMs: i % 4 === 0 ? 15 : 0, leaveAfter: i % 6 === 5 ? 200_000 : 0 })))
     for (const [i, answer] of answers.entries()) {
@@ -128,4 +151,6 @@ t.test('streamed answers to slow, compressing and departing clients at once each
       t.ok(body.equals(expected[i]!), `round ${round}, answer ${i}${i % 3 === 1 ? ' (gzip)' : ''}${i % 4 === 0 ? ' (slow reader)' : ''} arrives as it was written`)
     }
   }
+  t.ok(keptChunkBuffers() > 0, `written chunks came back to the pool (${keptChunkBuffers()})`)
+  for (const buffer of held) giveBackAnswerBuffer(buffer)
 })

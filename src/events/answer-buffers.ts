@@ -44,6 +44,10 @@ class BufferPool {
   keep (memory: ArrayBuffer): void {
     if (this.#kept.length < this.#keptAtMost) this.#kept.push(memory)
   }
+
+  get keptCount (): number {
+    return this.#kept.length
+  }
 }
 
 /** Lent and not yet given back, with their pool: only these are taken back (weakly held: a lost one is collected). */
@@ -66,6 +70,11 @@ export function lendAnswerBuffer (): Buffer {
 /** A buffer for a streamed answer's chunk (CHUNK_BUFFER_BYTES). */
 export function lendChunkBuffer (): Buffer {
   return chunks.lend()
+}
+
+/** How many chunk buffers wait to be lent again (for tests). */
+export function keptChunkBuffers (): number {
+  return chunks.keptCount
 }
 
 /**
