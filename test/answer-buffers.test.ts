@@ -4,22 +4,22 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ANSWER_BUFFER_BYTES, giveBackAnswerBuffer, lendAnswerBuffer } from '../src/events/answer-buffers.js'
+import { ANSWER_BUFFER_BYTES, giveBackLentBuffer, lendAnswerBuffer } from '../src/events/answer-buffers.js'
 import { loadConfig } from '../src/config.js'
 import { AUTH, build } from './helper.js'
 
 t.test('a buffer given back is lent again; one given back twice, or never lent, is not', async (t) => {
   const first = lendAnswerBuffer()
   t.equal(first.length, ANSWER_BUFFER_BYTES)
-  giveBackAnswerBuffer(first.subarray(0, 10))
-  giveBackAnswerBuffer(first)
-  giveBackAnswerBuffer(Buffer.alloc(ANSWER_BUFFER_BYTES))
+  giveBackLentBuffer(first.subarray(0, 10))
+  giveBackLentBuffer(first)
+  giveBackLentBuffer(Buffer.alloc(ANSWER_BUFFER_BYTES))
   const again = lendAnswerBuffer()
   t.equal(again.buffer, first.buffer, 'the same memory')
   const other = lendAnswerBuffer()
   t.not(other.buffer, first.buffer, 'given back twice, lent once')
-  giveBackAnswerBuffer(again)
-  giveBackAnswerBuffer(other)
+  giveBackLentBuffer(again)
+  giveBackLentBuffer(other)
 })
 
 t.test('an answer stuck behind a client that does not read keeps its memory while others reuse theirs', async (t) => {

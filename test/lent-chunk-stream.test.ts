@@ -6,7 +6,7 @@ import { Socket } from 'node:net'
 import { join } from 'node:path'
 import { PassThrough, pipeline, Writable } from 'node:stream'
 import { createGzip, gunzipSync } from 'node:zlib'
-import { CHUNK_BUFFER_BYTES, giveBackAnswerBuffer, keptChunkBuffers, lendChunkBuffer } from '../src/events/answer-buffers.js'
+import { CHUNK_BUFFER_BYTES, giveBackLentBuffer, keptChunkBuffers, lendChunkBuffer } from '../src/events/answer-buffers.js'
 import { isDoneWithChunksOnCallback, LentChunkStream } from '../src/events/lent-chunk-stream.js'
 import { loadConfig } from '../src/config.js'
 import { AUTH, build } from './helper.js'
@@ -49,7 +49,7 @@ t.test('a chunk goes back to its pool once its destination has written it, never
   const lendWhileWriting = setInterval(() => {
     const buffer = lendChunkBuffer()
     if (inFlight.has(buffer.buffer as ArrayBuffer)) t.fail('a chunk on its way was lent again')
-    giveBackAnswerBuffer(buffer)
+    giveBackLentBuffer(buffer)
   }, 1)
   stream.pipe(destination)
   await once(destination, 'finish')
@@ -57,11 +57,11 @@ t.test('a chunk goes back to its pool once its destination has written it, never
   t.equal(destination.received, 50, 'every chunk written, unchanged')
   const one = lendChunkBuffer()
   t.equal(one.length, CHUNK_BUFFER_BYTES)
-  giveBackAnswerBuffer(one)
+  giveBackLentBuffer(one)
   // Written out, the chunks' memory is lent again.
   const again = Array.from({ length: 10 }, () => lendChunkBuffer())
   t.ok(again.some((buffer) => lentMemory.includes(buffer.buffer as ArrayBuffer)), 'written chunks are lent again')
-  for (const buffer of again) giveBackAnswerBuffer(buffer)
+  for (const buffer of again) giveBackLentBuffer(buffer)
 })
 
 t.test('piped with { end: false } (stream.pipeline), every chunk arrives and the destination is ended by its caller', async (t) => {
@@ -105,7 +105,7 @@ t.test('chunks go back only from a response or a compressor, not from a stream t
   t.equal(passed.length, 5)
   const again = Array.from({ length: 20 }, () => lendChunkBuffer())
   t.notOk(again.some((buffer) => lentMemory.includes(buffer.buffer as ArrayBuffer)), 'none of its chunks is lent again')
-  for (const buffer of again) giveBackAnswerBuffer(buffer)
+  for (const buffer of again) giveBackLentBuffer(buffer)
 })
 
 t.test('streamed answers to slow, compressing and departing clients at once each arrive whole and unchanged', async (t) => {
@@ -152,5 +152,5 @@ t.test('streamed answers to slow, compressing and departing clients at once each
     }
   }
   t.ok(keptChunkBuffers() > 0, `written chunks came back to the pool (${keptChunkBuffers()})`)
-  for (const buffer of held) giveBackAnswerBuffer(buffer)
+  for (const buffer of held) giveBackLentBuffer(buffer)
 })

@@ -82,7 +82,7 @@ export function keptChunkBuffers (): number {
  * the response, or the chunk, has been written out. Anything else is ignored, and so is a
  * buffer given back twice.
  */
-export function giveBackAnswerBuffer (answer: Uint8Array): void {
+export function giveBackLentBuffer (answer: Uint8Array): void {
   const memory = answer.buffer as ArrayBuffer
   const pool = lent.get(memory)
   if (pool === undefined) return

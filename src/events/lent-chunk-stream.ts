@@ -1,7 +1,7 @@
 import { ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import { BrotliCompress, Gzip } from 'node:zlib'
-import { giveBackAnswerBuffer } from './answer-buffers.js'
+import { giveBackLentBuffer } from './answer-buffers.js'
 
 /**
  * Whether a destination is done with a chunk's bytes when its write's callback runs: an HTTP
@@ -62,7 +62,7 @@ export class LentChunkStream extends Readable {
   override pipe<T extends NodeJS.WritableStream> (destination: T, options?: { end?: boolean }): T {
     const givesBack = this.#givesBack(destination)
     const onData = (chunk: Buffer): void => {
-      const more = givesBack ? destination.write(chunk, () => { giveBackAnswerBuffer(chunk) }) : destination.write(chunk)
+      const more = givesBack ? destination.write(chunk, () => { giveBackLentBuffer(chunk) }) : destination.write(chunk)
       if (!more) {
         this.pause()
         destination.once('drain', onDrain)

@@ -1,7 +1,7 @@
 import type { Message } from '../../schemas/message.js'
 import type { EncodedMessages } from '../store/event-store.js'
 import { encodeMessage } from '../store/message-json.js'
-import { CHUNK_BUFFER_BYTES, giveBackAnswerBuffer, lendAnswerBuffer, lendChunkBuffer } from './answer-buffers.js'
+import { CHUNK_BUFFER_BYTES, giveBackLentBuffer, lendAnswerBuffer, lendChunkBuffer } from './answer-buffers.js'
 
 const EMPTY = Buffer.alloc(0)
 const COMMA = 0x2c
@@ -122,6 +122,6 @@ export class MessageListWriter {
     before.copy(grown, 0, 0, this.#length)
     this.#buffer = grown
     // Outgrown: nothing refers to it any more.
-    giveBackAnswerBuffer(before)
+    giveBackLentBuffer(before)
   }
 }

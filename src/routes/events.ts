@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ErrorObject } from '../../schemas/error.js'
 import { EventsQuerystring, EventsResponse, exclusiveEventFilters } from '../../schemas/events.js'
 import { errorResponses } from '../../schemas/responses.js'
-import { giveBackAnswerBuffer } from '../events/answer-buffers.js'
+import { giveBackLentBuffer } from '../events/answer-buffers.js'
 import { buildEventQuery } from '../events/build-event-query.js'
 import { renderEventsBody } from '../events/render-events-body.js'
 import { preferredCoding } from '../http/accept-encoding.js'
@@ -52,7 +52,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
 function send (request: FastifyRequest, reply: FastifyReply, body: Buffer | Readable): FastifyReply {
   // A whole answer's memory is reused once it is written out (a response that never finishes
   // keeps it, to be collected).
-  if (Buffer.isBuffer(body)) reply.raw.on('finish', () => { giveBackAnswerBuffer(body) })
+  if (Buffer.isBuffer(body)) reply.raw.on('finish', () => { giveBackLentBuffer(body) })
   reply.header('vary', 'Accept-Encoding')
   const accepted = request.headers['accept-encoding']
   const coding = accepted === undefined ? undefined : preferredCoding(accepted)
