@@ -1,10 +1,13 @@
 import t from 'tap'
 import { once } from 'node:events'
 import { Readable } from 'node:stream'
+import { gunzipSync } from 'node:zlib'
 import type { Message } from '../schemas/message.js'
 import type { EventBatch } from '../src/store/event-store.js'
 import { renderEventsBody } from '../src/events/render-events-body.js'
 import { MessageListWriter } from '../src/events/message-list-writer.js'
+import { DeflatedBlocks } from '../src/events/deflated-blocks.js'
+import { GzippedEventsStream } from '../src/events/gzipped-events-stream.js'
 import { encodeMessage, encodeMessageList } from '../src/store/message-json.js'
 
 const message = (i: number): Message => ({
@@ -187,4 +190,75 @@ t.test('MessageListWriter.encodedRun: a comma before each event but the list\'s 
   const limited = new MessageListWriter()
   t.equal(limited.encodedRun(encoded, 1, 3, false, json[1]!.length), 2, 'stops after the event that passed the limit')
   t.equal(limited.take().toString(), `,${json[1]},`.slice(0, -1))
+})
+
+/**
+ * A synchronous store handing over `count` events encoded, in batches of `batchSize`, the
+ * positions `pick` keeps (all of them: one run; some: runs with gaps); throws after `failAfter` batches.
+ */
+function gzipStore (count: number, batchSize: number, pick: (position: number) => boolean, failAfter = Number.POSITIVE_INFINITY, unencoded = (_batch: number) => false) {
+  const stored = Array.from({ length: count }, (_, i) => message(i))
+  const { bytes, offsets } = encodeMessageList(stored)
+  const state = { released: false, answered: [] as Message[] }
+  const chosen = Array.from({ length: count }, (_, i) => i).filter(pick)
+  function * source (): Generator<EventBatch> {
+    try {
+      for (let from = 0, batch = 0; from < chosen.length; from += batchSize, batch++) {
+        if (batch === failAfter) throw new Error('the store broke')
+        const positions = chosen.slice(from, from + batchSize)
+        const messages = positions.map((position) => stored[position]!)
+        state.answered.push(...messages)
+        yield unencoded(batch) ? { messages } : { messages, encoded: { bytes, offsets, positions } }
+      }
+    } finally {
+      state.released = true
+    }
+  }
+  return { state, batches: { [Symbol.iterator]: () => source() } }
+}
+
+t.test('gzip: a streamed answer comes gzipped, whole blocks kept, runs across batches; the plain answer once decompressed', async (t) => {
+  const cases: Array<[string, (position: number) => boolean, number]> = [
+    ['every event, blocks across batches', () => true, 2],
+    ['a gap inside each block', (p) => p % 64 !== 40, 0],
+    ['a gap every other block', (p) => p % 128 !== 100, 5],
+    ['from inside a block on', (p) => p >= 70, 2],
+    ['every other event: no block whole', (p) => p % 2 === 0, 0]
+  ]
+  // A batch handed over without its JSON in the middle of a block: the held events go first.
+  const mixed = gzipStore(8000, 100, () => true, Number.POSITIVE_INFINITY, (batch) => batch % 10 === 7)
+  const mixedBody = renderEventsBody(mixed.batches, [], { gzipBlocks: new DeflatedBlocks(256) }) as Readable
+  t.equal(gunzipSync(Buffer.concat(await mixedBody.toArray())).toString(), `{"data":[${mixed.state.answered.map(encodeMessage).join(',')}],"errors":[]}`, 'batches without JSON among encoded ones: byte for byte')
+  for (const [name, pick, kept] of cases) {
+    const blocks = new DeflatedBlocks(64)
+    const { state, batches } = gzipStore(8000, 100, pick)
+    const itemError = { id: 'x', item_type: 'device' as const, message: 'invalid_device' as const }
+    const body = renderEventsBody(batches, [itemError], { gzipBlocks: blocks })
+    t.ok(body instanceof GzippedEventsStream, `${name}: gzipped as it streams`)
+    const plain = gunzipSync(Buffer.concat(await (body as Readable).toArray())).toString()
+    t.equal(plain, `{"data":[${state.answered.map(encodeMessage).join(',')}],"errors":[${JSON.stringify(itemError)}]}`, `${name}: byte for byte`)
+    t.equal(blocks.made >= kept, true, `${name}: ${blocks.made} blocks kept`)
+    if (kept === 0) t.equal(blocks.made, 0, `${name}: no whole block`)
+    t.equal(state.released, true, `${name}: query released`)
+  }
+})
+
+t.test('gzip: a store failing mid-stream is reported once; a client leaving releases the query', async (t) => {
+  const cuts: unknown[] = []
+  const failing = gzipStore(3000, 100, () => true, 20)
+  const body = renderEventsBody(failing.batches, [], { gzipBlocks: new DeflatedBlocks(64), onCut: (error) => cuts.push(error) }) as Readable
+  await t.rejects(body.toArray(), { message: 'the store broke' })
+  t.equal(cuts.length, 1)
+  t.equal(failing.state.released, true)
+
+  const leaving = gzipStore(3000, 100, () => true)
+  const left = renderEventsBody(leaving.batches, [], { gzipBlocks: new DeflatedBlocks(64), onCut: (error) => cuts.push(error) }) as Readable
+  const reader = left[Symbol.asyncIterator]()
+  t.equal((await reader.next()).done, false)
+  await reader.return?.()
+  // Closed once the chunk being compressed is done with (zlib's step is not cut short).
+  await new Promise((resolve) => { if (left.closed) resolve(undefined); else left.once('close', resolve) })
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(leaving.state.released, true)
+  t.equal(cuts.length, 1, 'leaving is not a cut')
 })

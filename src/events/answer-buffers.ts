@@ -18,7 +18,13 @@
 export const ANSWER_BUFFER_BYTES = 512 * 1024
 
 /**
- * A streamed chunk's buffer: a chunk is taken once it passes 32 KiB (render-events-body.ts), so
+ * A streamed answer's chunks are taken once they pass this size: each lives and dies young
+ * instead of piling up until a full collection, so RSS stays flat while large answers are written.
+ */
+export const CHUNK_LIMIT = 32 * 1024
+
+/**
+ * A streamed chunk's buffer: a chunk is taken once it passes CHUNK_LIMIT (render-events-body.ts), so
  * this leaves room for the event that passed it (a larger one grows the buffer, which is then
  * not lent). 64 KiB left half of each buffer unused (BENCHMARKS.md).
  */

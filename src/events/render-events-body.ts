@@ -2,18 +2,15 @@ import type { Readable } from 'node:stream'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { ItemError } from '../../schemas/events.js'
 import { isSynchronous, type EventBatch, type EventBatches } from '../store/event-store.js'
+import { CHUNK_LIMIT } from './answer-buffers.js'
+import type { DeflatedBlocks } from './deflated-blocks.js'
 import { eventsEnvelope } from './events-envelope.js'
+import { GzippedEventsStream, gzippedRest } from './gzipped-events-stream.js'
 import { LentChunkStream } from './lent-chunk-stream.js'
 import { MessageListWriter } from './message-list-writer.js'
 
 /** Bodies up to this size go out whole, with a Content-Length; larger ones stream as they are read. */
 const WHOLE_BODY_LIMIT = 256 * 1024
-
-/**
- * Streamed chunks stay small, so each lives and dies young instead of piling up until a full
- * collection: RSS stays flat while large answers are written.
- */
-const CHUNK_LIMIT = 32 * 1024
 
 /** A store's batches, read synchronously or not (streamRest awaits either). */
 type AnyIterator = Iterator<EventBatch> | AsyncIterator<EventBatch>
@@ -33,6 +30,12 @@ export interface RenderOptions {
   onCut?: (error: unknown, sent: CutAnswer) => void
   /** Called once the whole answer is rendered (whole, or at the end of its stream), with its events. */
   onEnd?: (events: number) => void
+  /**
+   * The client takes gzip: an answer from a store that hands its batches over at once (the
+   * memory store) that streams comes gzipped (a GzippedEventsStream), these kept blocks of the
+   * store's events spliced in (gzipped-events-stream.ts). A whole answer is a Buffer as ever.
+   */
+  gzipBlocks?: DeflatedBlocks | undefined
 }
 
 /**
@@ -73,7 +76,11 @@ export function renderEventsBody (batches: EventBatches, errors: readonly ItemEr
         writer.message(batch.messages[i++]!)
       }
       // Checked per event: the work done before the first chunk goes out stays bounded.
-      if (writer.length > WHOLE_BODY_LIMIT) return streamOf(writer, remainderFirst(batch, i, iterator), tail, events, options)
+      if (writer.length > WHOLE_BODY_LIMIT) {
+        const rest = remainderFirst(batch, i, iterator)
+        if (options.gzipBlocks === undefined) return streamOf(writer, rest, tail, events, options)
+        return releasingOnClose(new GzippedEventsStream(gzippedRest(writer, rest, tail, events, options.gzipBlocks, options)), rest)
+      }
     }
   }
 }
@@ -133,7 +140,11 @@ function writeEvent (writer: MessageListWriter, batch: EventBatch, i: number): v
 }
 
 function streamOf (writer: MessageListWriter, iterator: AnyIterator, tail: Buffer, events: number, options: RenderOptions): Readable {
-  const stream = new LentChunkStream(streamRest(writer, iterator, tail, events, options))
+  return releasingOnClose(new LentChunkStream(streamRest(writer, iterator, tail, events, options)), iterator)
+}
+
+/** The stream, releasing the store's query when it closes. */
+function releasingOnClose<T extends Readable> (stream: T, iterator: AnyIterator): T {
   // A stream destroyed before its first read (the client left while the first batches were
   // read) ends streamRest before it starts, so its finally never runs: release the store's
   // query here too. After a finished answer this is a no-op; a failure to release has no one

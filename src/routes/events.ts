@@ -1,13 +1,15 @@
 import type { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply } from 'fastify'
 import { ErrorObject } from '../../schemas/error.js'
 import { EventsQuerystring, EventsResponse, exclusiveEventFilters } from '../../schemas/events.js'
 import { errorResponses } from '../../schemas/responses.js'
 import { giveBackLentBuffer } from '../events/answer-buffers.js'
 import { buildEventQuery } from '../events/build-event-query.js'
+import { deflatedBlocks } from '../events/deflated-blocks.js'
+import { GzippedEventsStream } from '../events/gzipped-events-stream.js'
 import { renderEventsBody } from '../events/render-events-body.js'
-import { preferredCoding } from '../http/accept-encoding.js'
+import { preferredCoding, type ContentCoding } from '../http/accept-encoding.js'
 import { COMPRESS_FROM_BYTES, compressedStream } from '../http/compressed-stream.js'
 import { sendError, sendJson } from '../http/replies.js'
 import { dateRangeOf } from '../time/date-range.js'
@@ -28,7 +30,10 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     if (typeof range === 'string') return sendError(reply, range)
     const { query, errors } = buildEventQuery(request.query, range, fastify.entityRegistry, request.principal.scope)
     const started = performance.now()
+    const accepted = request.headers['accept-encoding']
+    const coding = accepted === undefined ? undefined : preferredCoding(accepted)
     const body = renderEventsBody(fastify.events.query(query), errors, {
+      gzipBlocks: coding === 'gzip' ? deflatedBlocks : undefined,
       onEnd: (events) => {
         eventsServed.inc(events)
         storeQuerySeconds.observe(answered, (performance.now() - started) / 1000)
@@ -41,7 +46,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       }
     })
     // A memory-store answer is ready now: no promise for it.
-    return send(request, reply, body instanceof Promise ? await body : body)
+    return send(reply, body instanceof Promise ? await body : body, coding)
   })
 }
 
@@ -49,13 +54,12 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
  * Compressed (or not) as Accept-Encoding asks: caches must keep the two apart. A request that asks
  * for none (most machine clients) costs one header lookup.
  */
-function send (request: FastifyRequest, reply: FastifyReply, body: Buffer | Readable): FastifyReply {
+function send (reply: FastifyReply, body: Buffer | Readable, coding: ContentCoding | undefined): FastifyReply {
   // A whole answer's memory is reused once it is written out (a response that never finishes
   // keeps it, to be collected).
   if (Buffer.isBuffer(body)) reply.raw.on('finish', () => { giveBackLentBuffer(body) })
   reply.header('vary', 'Accept-Encoding')
-  const accepted = request.headers['accept-encoding']
-  const coding = accepted === undefined ? undefined : preferredCoding(accepted)
+  if (body instanceof GzippedEventsStream) return sendJson(reply.header('content-encoding', 'gzip'), body)
   if (coding === undefined || (Buffer.isBuffer(body) && body.length < COMPRESS_FROM_BYTES)) return sendJson(reply, body)
   reply.header('content-encoding', coding)
   return sendJson(reply, compressedStream(body, coding))
