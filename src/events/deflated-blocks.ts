@@ -13,15 +13,26 @@ const deflate = promisify(deflateRaw)
 export const BLOCK_EVENTS = 4096
 
 /**
- * The kept blocks' deflated bytes at most (64 MiB: every block of about two million events).
- * Past it, the blocks used longest ago are dropped, to be compressed again when asked.
+ * The kept blocks' deflated bytes (64 MiB: every block of about two million events): once a block
+ * made passes it, the blocks used longest ago are dropped, to be compressed again when asked (a
+ * block being made, or still being sent by an answer, holds its memory until then).
  */
 export const BLOCKS_MAX_BYTES = 64 * 1024 * 1024
 
 /**
+ * Blocks being made at once, in the whole process: two of libuv's four threads, so files (the
+ * ingest's appends and flushes) always have threads left, and a flood of answers over blocks
+ * not kept (a store larger than the kept bytes, read over and over) costs level 9's work on two
+ * threads at most. An answer whose block cannot be made now compresses its events as it goes,
+ * at the default level, as any other part of the answer.
+ */
+export const BLOCKS_MADE_AT_ONCE = 2
+
+/**
  * Compressed once, so as well as zlib can: level 9 with its filtered strategy (for text of
- * small repeats such as JSON keys) took the benchmark's large answer from 17.6% of its bytes
- * at the default level to 15.9%, at about 2.7 times zlib's time, spent once per block.
+ * small repeats such as JSON keys) took the benchmark's large answer (as blocks of 4,096) from
+ * 17.6% of its bytes at the default level to 15.9%, at about 2.7 times zlib's time, spent once
+ * per block.
  */
 const BLOCK_OPTIONS = {
   level: 9,
@@ -51,23 +62,33 @@ interface KeptBlock {
  * Why: the large answer (19 MB) took 6.98 times as long gzipped as plain, zlib's work alone at
  * the default level being 3.5 times the plain answer's time (BENCHMARKS.md, "Compression").
  *
- * A block is known by its buffer and number, and checked against the offsets it is asked with:
- * the memory store's buffers are never written again where they hold events
- * (memory-segment.ts), so the same buffer, number and offsets are the same text.
+ * A block is known by where its bytes and offsets are stored (their memory and place in it, not
+ * the Buffer and array objects: each ingest hands the memory store's last segment over as new
+ * views of the same memory) and its number, and is checked against its first and last offsets.
+ * The memory store never writes its buffers again where they hold events, nor their offsets
+ * (memory-segment.ts: a shared room grows past what it holds), so the same memory, places and
+ * number are the same text.
+ *
+ * The text of a block is put together (4,096 copies) and its CRC-32 computed on the main thread,
+ * about half a millisecond; the deflating runs on libuv's threads.
  */
 export class DeflatedBlocks {
   readonly blockEvents: number
   readonly #maxBytes: number
-  readonly #bufferIds = new WeakMap<Buffer, number>()
-  #nextBufferId = 0
+  readonly #deflate: (text: Buffer) => Promise<Buffer>
+  readonly #memoryIds = new WeakMap<ArrayBufferLike, number>()
+  #nextMemoryId = 0
+  #making = 0
   /** In the order they were last used, the oldest first. */
   readonly #kept = new Map<string, KeptBlock>()
   #bytes = 0
   #made = 0
 
-  constructor (blockEvents = BLOCK_EVENTS, maxBytes = BLOCKS_MAX_BYTES) {
+  /** `deflate`: how a block's text is compressed (tests give one that fails). */
+  constructor (blockEvents = BLOCK_EVENTS, maxBytes = BLOCKS_MAX_BYTES, deflate = deflateBlock) {
     this.blockEvents = blockEvents
     this.#maxBytes = maxBytes
+    this.#deflate = deflate
   }
 
   /** The deflated blocks kept, and their bytes (for tests and the metrics). */
@@ -84,18 +105,17 @@ export class DeflatedBlocks {
     return this.#made
   }
 
-  /** Block `number` of the events of `bytes` and `offsets`: kept, or made now (on libuv's pool) and kept. */
-  block (bytes: Buffer, offsets: ArrayLike<number>, number: number): Promise<DeflatedPiece> {
+  /**
+   * Block `number` of the events of `bytes` and `offsets`: kept (or being made), or made now and
+   * kept; undefined when it is neither and BLOCKS_MADE_AT_ONCE are being made: the caller
+   * compresses its events as they go.
+   */
+  block (bytes: Buffer, offsets: Uint32Array, number: number): Promise<DeflatedPiece> | undefined {
     const from = number * this.blockEvents
     const to = from + this.blockEvents
     const start = offsets[from]!
     const end = offsets[to]!
-    let bufferId = this.#bufferIds.get(bytes)
-    if (bufferId === undefined) {
-      bufferId = this.#nextBufferId++
-      this.#bufferIds.set(bytes, bufferId)
-    }
-    const key = `${bufferId}:${number}`
+    const key = `${this.#memoryId(bytes.buffer)}:${bytes.byteOffset}:${this.#memoryId(offsets.buffer)}:${offsets.byteOffset}:${number}`
     const kept = this.#kept.get(key)
     if (kept !== undefined) {
       this.#forget(key, kept)
@@ -105,16 +125,35 @@ export class DeflatedBlocks {
         return kept.piece
       }
     }
+    if (this.#making >= BLOCKS_MADE_AT_ONCE) return undefined
+    this.#making++
     this.#made++
-    const block: KeptBlock = { piece: deflatedText(blockText(bytes, offsets, from, to)), start, end, size: 0 }
+    const block: KeptBlock = { piece: this.#deflated(blockText(bytes, offsets, from, to)), start, end, size: 0 }
     this.#kept.set(key, block)
     block.piece.then((piece) => {
+      this.#making--
       if (this.#kept.get(key) !== block) return
       block.size = piece.deflated.length
       this.#bytes += block.size
       this.#dropOldest()
-    }, () => { if (this.#kept.get(key) === block) this.#kept.delete(key) })
+    }, () => {
+      this.#making--
+      if (this.#kept.get(key) === block) this.#kept.delete(key)
+    })
     return block.piece
+  }
+
+  #memoryId (memory: ArrayBufferLike): number {
+    let id = this.#memoryIds.get(memory)
+    if (id === undefined) {
+      id = this.#nextMemoryId++
+      this.#memoryIds.set(memory, id)
+    }
+    return id
+  }
+
+  async #deflated (text: Buffer): Promise<DeflatedPiece> {
+    return { deflated: await this.#deflate(text), crc: crc32(text), length: text.length }
   }
 
   #forget (key: string, block: KeptBlock): void {
@@ -131,7 +170,7 @@ export class DeflatedBlocks {
 }
 
 /** The events [from, to) as an answer holds them after an event: each after a comma. */
-function blockText (bytes: Buffer, offsets: ArrayLike<number>, from: number, to: number): Buffer {
+function blockText (bytes: Buffer, offsets: Uint32Array, from: number, to: number): Buffer {
   const text = Buffer.allocUnsafe(offsets[to]! - offsets[from]! + (to - from))
   let at = 0
   for (let position = from; position < to; position++) {
@@ -141,8 +180,8 @@ function blockText (bytes: Buffer, offsets: ArrayLike<number>, from: number, to:
   return text
 }
 
-async function deflatedText (text: Buffer): Promise<DeflatedPiece> {
-  return { deflated: await deflate(text, BLOCK_OPTIONS), crc: crc32(text), length: text.length }
+async function deflateBlock (text: Buffer): Promise<Buffer> {
+  return await deflate(text, BLOCK_OPTIONS)
 }
 
 /** The blocks every answer of this process shares. */

@@ -54,7 +54,7 @@ export async function * gzippedRest (writer: MessageListWriter, iterator: Iterat
     yield * gzip.take()
   }
 
-  /** The held events, written as any others (their run broke before the block was whole). */
+  /** The held events, written as any others: their run broke before the block was whole, or the block is neither kept nor to be made now. */
   async function * writeHeld (run: HeldRun): AsyncGenerator<Buffer> {
     held = undefined
     for (let position = run.from; position < run.next; position++) {
@@ -91,19 +91,26 @@ export async function * gzippedRest (writer: MessageListWriter, iterator: Iterat
           const { bytes: buffer, offsets } = encoded
           if (held !== undefined && held.bytes === buffer && held.offsets === offsets && held.next === position) {
             if (++held.next - held.from < blockEvents) continue
-            // A whole block: what was written before it goes first.
             const run = held
-            held = undefined
-            if (writer.length > 0) yield * compressWritten()
             const number = run.from / blockEvents
             const piece = blocks.block(run.bytes, run.offsets, number)
+            // Neither kept nor to be made now: compressed as it goes.
+            if (piece === undefined) {
+              yield * writeHeld(run)
+              continue
+            }
+            held = undefined
             // The next block meanwhile, on another of libuv's threads, when the buffer holds it
             // whole: an answer that holds a block mostly holds the next. A cold large answer
-            // 0.70 -> 0.51 s (BENCHMARKS.md, "What profiling found").
-            if ((number + 2) * blockEvents < run.offsets.length) blocks.block(run.bytes, run.offsets, number + 1).catch(() => {})
-            await gzip.piece(await piece)
+            // 0.70 -> 0.51 s (BENCHMARKS.md, "Compression").
+            if ((number + 2) * blockEvents < run.offsets.length) blocks.block(run.bytes, run.offsets, number + 1)?.catch(() => {})
+            // A whole block: what was written before it goes first.
+            if (writer.length > 0) yield * compressWritten()
+            const made = await piece
+            await gzip.piece(made)
             events += blockEvents
             handedEvents = events
+            bytes += made.length
             yield * gzip.take()
             await nextTurn()
             continue

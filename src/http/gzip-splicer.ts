@@ -18,8 +18,17 @@ const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3])
 /** An empty final block with fixed codes: the end of a deflate stream made of sync-flushed pieces. */
 const FINAL_BLOCK = Buffer.from([0x03, 0x00])
 
-/** The options of the pieces compressed as they come (zlib's default level, as the other answers). */
-const REGION_OPTIONS = { finishFlush: constants.Z_SYNC_FLUSH }
+/**
+ * Raw deflate streams between regions, kept for the next one (of this answer or another): a
+ * region ends with a sync flush and a reset, which forgets its text, so the next starts as a new
+ * stream would. A new stream per region (two an answer, ninety answers a second) grew the
+ * provider's RSS by about 50 MB over 15 s of gzip answers: each holds some 270 kB of zlib's
+ * state and its output buffers, freed only once V8 collects it (BENCHMARKS.md, "Compression").
+ */
+const idleRegions: DeflateRaw[] = []
+
+/** More than the regions open at once under load (one an answer being written). */
+const IDLE_REGIONS_MAX = 16
 
 /**
  * One gzip member written from text compressed as it comes and pieces compressed ahead
@@ -36,6 +45,9 @@ export class GzipSplicer {
   #region: DeflateRaw | undefined
   #output: Buffer[] = [GZIP_HEADER]
   #failure: Error | undefined
+  readonly #onData = (chunk: Buffer): void => { this.#output.push(chunk) }
+  // Also reported to whichever write or flush waits; kept so the next call fails too.
+  readonly #onError = (error: Error): void => { this.#failure ??= error }
 
   /** Compresses text; resolves once zlib has taken all of it (the buffer may then be reused). */
   async text (text: Buffer): Promise<void> {
@@ -74,34 +86,52 @@ export class GzipSplicer {
     this.#output.push(FINAL_BLOCK, trailer)
   }
 
-  /** Stops the region under way, if any (the answer was cut or abandoned). */
+  /** Stops the region under way, if any (the answer was cut or abandoned): a write may be on its way, so it is not kept. */
   destroy (): void {
     this.#region?.destroy()
     this.#region = undefined
   }
 
   #open (): DeflateRaw {
-    const region = createDeflateRaw(REGION_OPTIONS)
-    region.on('data', (chunk: Buffer) => { this.#output.push(chunk) })
-    // Also reported to whichever write or end waits; kept so the next call fails too.
-    region.on('error', (error) => { this.#failure ??= error })
+    const region = idleRegions.pop() ?? newRegion()
+    region.on('data', this.#onData)
+    region.on('error', this.#onError)
     return region
   }
 
-  /** Ends the region under way once its last output is out (its 'end' comes after its last 'data'). */
+  /**
+   * Ends the region under way: a sync flush, whose output is out once its callback runs (zlib
+   * pushes a write's output before calling back, and a flowing stream hands each push to 'data'
+   * at once; anything still buffered is read here, in order), then a reset, and the stream waits
+   * for the next region.
+   */
   async #closeRegion (): Promise<void> {
     this.#throwIfFailed()
     const region = this.#region
     if (region === undefined) return
     this.#region = undefined
-    await new Promise<void>((resolve, reject) => {
-      region.once('end', resolve)
-      region.once('error', reject)
-      region.end()
-    })
+    await new Promise<void>((resolve) => { region.flush(constants.Z_SYNC_FLUSH, resolve) })
+    while (region.readableLength > 0 && region.read() !== null);
+    region.off('data', this.#onData)
+    region.off('error', this.#onError)
+    this.#throwIfFailed()
+    region.reset()
+    if (idleRegions.length < IDLE_REGIONS_MAX) idleRegions.push(region)
+    else region.destroy()
   }
 
   #throwIfFailed (): void {
     if (this.#failure !== undefined) throw this.#failure
   }
+}
+
+/** A raw deflate stream at zlib's default level (as the other answers), flowing into its 'data' listener. */
+function newRegion (): DeflateRaw {
+  const region = createDeflateRaw()
+  // One that fails while idle is never used again (a failure while in use reaches its splicer too).
+  region.on('error', () => {
+    const idle = idleRegions.indexOf(region)
+    if (idle !== -1) idleRegions.splice(idle, 1)
+  })
+  return region
 }
