@@ -73,3 +73,15 @@ t.test('GzipSplicer: a wrong CRC in a piece is caught by the reader (the trailer
   await splicer.end()
   t.throws(() => gunzipSync(Buffer.concat(splicer.take())), /incorrect data check|checksum/i)
 })
+
+t.test('GzipSplicer: an answer abandoned while its region is open does not hand that stream to the next answer', async (t) => {
+  const abandoned = new GzipSplicer()
+  const pending = abandoned.text(textOf(200_000, 5))
+  abandoned.destroy()
+  await pending.catch(() => {})
+  // The next answers take streams from those kept: each must be a working, fresh one.
+  for (const seed of [6, 7]) {
+    const text = textOf(50_000, seed)
+    t.equal(gunzipSync(await spliced([{ text }, { piece: textOf(1000, seed) }, { text }])).compare(Buffer.concat([text, textOf(1000, seed), text])), 0, `answer ${seed - 5} after it`)
+  }
+})
