@@ -102,3 +102,40 @@ t.test('a message_id used again for another event stops the load, naming both li
   await writeFile(file, [wire, '{"message_id":"m2","message_code":"A","message_code":"B","message_category":"alert","date_time":"2026-01-01T00:00:00.000Z","space_id":"s1"}'].join('\n'))
   await t.rejects(loadMemoryEventStore(file), { message: /line 2.*"message_code" is given twice/ })
 })
+
+t.test('a line in wire form is kept as its bytes: its message is made when first read, and is what the line says', async (t) => {
+  const { scanWireLine, scanWireParts } = await import('../src/data/wire-line.js')
+  const { encodeMessage } = await import('../src/store/message-json.js')
+  const { SegmentBuilder } = await import('../src/store/memory/segment-builder.js')
+  const lines = [
+    '{"message_id":"m1","message_code":"A","message_category":"alert","date_time":"2026-01-01T00:00:00.000Z","device_id":"d1","space_id":"s1"}',
+    '{"message_id":"m3","message_code":"B","message_category":"notification","date_time":"2026-01-01T00:00:01.000Z","space_id":"s2"}',
+    // The same millisecond as the next: the message_id decides, read from the bytes.
+    '{"message_id":"m2","message_code":"A","message_category":"alert","date_time":"2026-01-01T00:00:01.000Z","device_id":"d2","space_id":"s1"}'
+  ]
+  const builder = new SegmentBuilder(1024)
+  lines.forEach((line, i) => {
+    const bytes = Buffer.from(line)
+    t.equal(builder.addWire(bytes, 0, bytes.length, scanWireParts(bytes, 0, bytes.length)!, i + 1), undefined)
+  })
+  // The same event again is kept once; another event under a used ID names the first line.
+  const again = Buffer.from(lines[0]!)
+  t.equal(builder.addWire(again, 0, again.length, scanWireParts(again, 0, again.length)!, 4), undefined)
+  const other = Buffer.from(lines[0]!.replace('"A"', '"C"'))
+  t.equal(builder.addWire(other, 0, other.length, scanWireParts(other, 0, other.length)!, 5), 'message_id "m1" was already used by line 1 for a different event')
+  const segment = builder.build()
+  t.equal(segment.size, 3)
+  t.equal(segment.messagesMade, 0, 'no message made by the load')
+  t.same(Array.from(segment.entities(), ({ device_id: device, space_id: space }) => [device, space]), [['d1', 's1'], ['d2', 's1'], [undefined, 's2']], 'entities in answer order, from the numbers')
+  t.equal(segment.messagesMade, 0, 'nor by reading the entities')
+  t.equal(segment.messageWithId('m9'), undefined)
+  t.equal(segment.messagesMade, 0, 'nor by looking up an ID that is not there')
+  const expected = [lines[0]!, lines[2]!, lines[1]!].map((line) => scanWireLine(Buffer.from(line), 0, line.length)!.message)
+  t.same(segment.messageWithId('m2'), expected[1])
+  t.equal(segment.messagesMade, 1, 'a lookup that finds an event makes its message')
+  const answered = [...segment.batches({ startMs: 0, endMs: Date.UTC(2027, 0, 1), entities: undefined, category: 'alert' })].flatMap((batch) => batch.messages)
+  t.same(answered, [expected[0], expected[1]], 'a filter reads the messages it needs')
+  t.equal(segment.messagesMade, 3, 'every candidate of the window was read, once')
+  t.equal(segment.messageAt(1), segment.messageAt(1), 'made once, then kept')
+  t.same(answered.map((message) => encodeMessage(message)), [lines[0], lines[2]], 'each made message encodes to its line')
+})

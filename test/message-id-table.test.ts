@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { MessageIdTable, messageIdHash } from '../src/store/memory/message-id-table.js'
+import { MessageIdTable, messageIdHash, messageIdHashOfBytes } from '../src/store/memory/message-id-table.js'
 
 t.test('the table answers as a Map of the same IDs does, for IDs it holds and IDs it does not', async (t) => {
   fc.assert(fc.property(fc.uniqueArray(fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }), { maxLength: 300 }), fc.array(fc.string({ maxLength: 40 }), { maxLength: 50 }), (ids, others) => {
@@ -53,4 +53,25 @@ t.test('a table grown part by part to 200,000 IDs finds each of them, and none i
   ids.forEach((id, i) => { if (table.get(id) !== i) wrong++ })
   for (let i = 0; i < 50_000; i++) if (table.get(`other-${i}`) !== -1) wrong++
   t.equal(wrong, 0)
+})
+
+t.test('an ID kept as bytes: its hash is its string\'s, and find asks for its string only when a stored ID has that hash', async (t) => {
+  fc.assert(fc.property(fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 60 }), (id) => {
+    const bytes = Buffer.from(`"${id}"`, 'latin1')
+    return messageIdHashOfBytes(bytes, 1, bytes.length - 1) === messageIdHash(id)
+  }), { numRuns: 500 })
+  const ids = ['a', 'b', 'c']
+  const table = new MessageIdTable((value) => ids[value]!, 4)
+  table.addHashed(messageIdHash('a'), 0)
+  // b and c forced onto one hash: told apart by their strings.
+  table.addHashed(9, 1)
+  table.addHashed(9, 2)
+  let asked = 0
+  const id = (text: string) => () => { asked++; return text }
+  t.equal(table.find(messageIdHash('zzz'), id('zzz')), -1)
+  t.equal(asked, 0, 'no stored ID has that hash: the string is never made')
+  t.equal(table.find(messageIdHash('a'), id('a')), 0)
+  t.equal(table.find(9, id('c')), 2)
+  t.equal(table.find(9, id('d')), -1)
+  t.equal(table.get('c', 9), 2, 'the same entries as get finds')
 })

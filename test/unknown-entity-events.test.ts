@@ -41,7 +41,7 @@ t.test('a device event is judged by its device, a space event by its space; exam
 t.test('nothing to say: every entity known, or a store that does not hold its events', async (t) => {
   const registry = new EntityRegistry({ devices: [], spaces: [{ id: 's' }], tags: [] })
   const log = recordingLog()
-  const known = { storedMessages: () => [{ space_id: 's' }] } as unknown as EventStore
+  const known = { storedEntities: () => [{ space_id: 's' }] } as unknown as EventStore
   t.match(warnOfUnknownEntityEvents(known, registry, log), { events: 0 })
   t.equal(warnOfUnknownEntityEvents({ kind: 'elsewhere' } as unknown as EventStore, registry, log), undefined)
   t.same(log.entries, [], 'no log line')

@@ -12,12 +12,22 @@
  * events of unknown entities, and queries select known entities only).
  */
 const numbers = new Map<string, number>()
+/** The IDs by number. */
+const ids: string[] = []
 
 /** The number of an ID, given it on first sight. */
 export function entityNumber (id: string): number {
   let number = numbers.get(id)
-  if (number === undefined) numbers.set(id, number = numbers.size)
+  if (number === undefined) {
+    numbers.set(id, number = numbers.size)
+    ids.push(id)
+  }
   return number
+}
+
+/** The ID of a number entityNumber gave. */
+export function entityIdOf (number: number): string {
+  return ids[number]!
 }
 
 /** How many IDs are numbered. */

@@ -213,11 +213,33 @@ function wireTimeAt (bytes: Buffer, at: number): number | undefined {
 }
 
 /**
- * The event of the line at bytes[start, end) when the line is in the plain wire form (above);
- * otherwise undefined. The message's object is new, its code, category, device and space
- * interned.
+ * Where the parts of the last line scanWireParts accepted are (one object, reused: a line's parts
+ * are read before the next line is scanned).
  */
-export function scanWireLine (bytes: Buffer, start: number, end: number): StoredEvent | undefined {
+export interface WireParts {
+  idStart: number
+  idEnd: number
+  codeStart: number
+  codeEnd: number
+  codeHash: number
+  category: Message['message_category']
+  timeStart: number
+  epochMs: number
+  /** The interned device ID, or undefined for a space's own event. */
+  deviceId: string | undefined
+  spaceId: string
+}
+
+const parts: WireParts = { idStart: 0, idEnd: 0, codeStart: 0, codeEnd: 0, codeHash: 0, category: 'alert', timeStart: 0, epochMs: 0, deviceId: undefined, spaceId: '' }
+
+/**
+ * Whether the line at bytes[start, end) is in the plain wire form (above), every rule of it
+ * checked; its parts are then in the object it returns (the same object every time), with the
+ * device and space remembered (interned) but no string made of the message_id or the date-time.
+ * The one check of the form: scanWireLine and the memory store's loader (which keeps a line as its
+ * bytes and makes its message only when one is read) both take lines through it.
+ */
+export function scanWireParts (bytes: Buffer, start: number, end: number): WireParts | undefined {
   if (!startsWith(bytes, start, end, MESSAGE_ID_KEY)) return undefined
   const idStart = start + MESSAGE_ID_KEY.length
   const idEnd = identifierEnd(bytes, idStart, end)
@@ -256,14 +278,50 @@ export function scanWireLine (bytes: Buffer, start: number, end: number): Stored
   const spaceId = remembered.text(bytes, spaceStart, spaceEnd, scannedHash)
   const epochMs = wireTimeAt(bytes, timeStart)
   if (epochMs === undefined) return undefined
-  const dateTime = bytes.toString('latin1', timeStart, timeStart + DATE_TIME_LENGTH)
+  parts.idStart = idStart
+  parts.idEnd = idEnd
+  parts.codeStart = codeStart
+  parts.codeEnd = codeEnd
+  parts.codeHash = codeHash
+  parts.category = category
+  parts.timeStart = timeStart
+  parts.epochMs = epochMs
+  parts.deviceId = deviceId
+  parts.spaceId = spaceId
+  return parts
+}
+
+/**
+ * The event of the line at bytes[start, end) when the line is in the plain wire form (above);
+ * otherwise undefined. The message's object is new, its code, category, device and space
+ * interned.
+ */
+export function scanWireLine (bytes: Buffer, start: number, end: number): StoredEvent | undefined {
+  const wire = scanWireParts(bytes, start, end)
+  if (wire === undefined) return undefined
+  return { message: wireMessage(bytes, wire), epochMs: wire.epochMs }
+}
+
+/** The message of a line scanWireParts accepted, from its parts. */
+export function wireMessage (bytes: Buffer, wire: WireParts): Message {
   const message: Message = {
-    message_id: bytes.toString('latin1', idStart, idEnd),
-    message_code: remembered.text(bytes, codeStart, codeEnd, codeHash),
-    message_category: category,
-    date_time: dateTime
+    message_id: bytes.toString('latin1', wire.idStart, wire.idEnd),
+    message_code: remembered.text(bytes, wire.codeStart, wire.codeEnd, wire.codeHash),
+    message_category: wire.category,
+    date_time: bytes.toString('latin1', wire.timeStart, wire.timeStart + DATE_TIME_LENGTH)
   }
-  if (deviceId !== undefined) message.device_id = deviceId
-  message.space_id = spaceId
-  return { message, epochMs }
+  if (wire.deviceId !== undefined) message.device_id = wire.deviceId
+  message.space_id = wire.spaceId
+  return message
+}
+
+/** Where the message_id of a line in the plain wire form begins, from the line's start. */
+export const WIRE_MESSAGE_ID_START = MESSAGE_ID_KEY.length
+
+/**
+ * Where the message_id of a line in the plain wire form that starts at bytes[start] ends: at the
+ * next quote (an identifier of that form has none).
+ */
+export function wireMessageIdEnd (bytes: Buffer, start: number): number {
+  return bytes.indexOf(QUOTE, start + WIRE_MESSAGE_ID_START)
 }

@@ -19,6 +19,9 @@ export interface EventQuery {
   messageCodes?: ReadonlySet<string> | undefined
 }
 
+/** An event's device (absent for a space's own event) and space. */
+export type StoredEntities = Pick<Message, 'device_id' | 'space_id'>
+
 export interface EntitySelection {
   deviceIds: ReadonlySet<string>
   spaceIds: ReadonlySet<string>
@@ -117,11 +120,12 @@ export interface EventStore {
    */
   takeWrittenElsewhere? (events: readonly StoredEvent[]): void
   /**
-   * Every stored event, for a store that holds them in the process (the memory store), so
-   * start-up can tell how many the registry would not serve (unknown-entity-events.ts). Stores
-   * that would have to read everything from elsewhere (InfluxDB) leave it out.
+   * The device and space of every stored event, for a store that holds them in the process (the
+   * memory store), so start-up can tell how many the registry would not serve
+   * (unknown-entity-events.ts). Each item may be the same object, changed: valid until the next.
+   * Stores that would have to read everything from elsewhere (InfluxDB) leave it out.
    */
-  storedMessages? (): Iterable<Message>
+  storedEntities? (): Iterable<StoredEntities>
   close (): Promise<void>
 }
 

@@ -50,12 +50,12 @@ export function countUnknownEntityEvents (messages: Iterable<Pick<Message, 'devi
  * spaces the registry does not know, with a few of them. Such events are kept (a registry that
  * lists them later serves them) but not served until then, so an events file that does not match
  * ENTITIES_FILE shows here rather than as answers with fewer events. Only a store that holds its
- * events (the memory store: `storedMessages`) can be counted; for the others this does nothing.
+ * events (the memory store: `storedEntities`) can be counted; for the others this does nothing.
  * Returns the count (undefined when the store cannot be counted).
  */
 export function warnOfUnknownEntityEvents (store: EventStore, registry: EntityKnowledge, log: StoreLog): UnknownEntityEvents | undefined {
-  if (store.storedMessages === undefined) return undefined
-  const unknown = countUnknownEntityEvents(store.storedMessages(), registry)
+  if (store.storedEntities === undefined) return undefined
+  const unknown = countUnknownEntityEvents(store.storedEntities(), registry)
   if (unknown.events > 0) {
     log.warn(unknown, `${unknown.events} stored events belong to devices or spaces the registry (ENTITIES_FILE) does not know: ` +
       'they are kept but not served until the registry lists them')

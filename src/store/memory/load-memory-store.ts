@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises'
 import { DataFileError } from '../../data/data-file-error.js'
 import { NOT_UTF8, parseEventLine } from '../../data/event-lines.js'
 import { forEachLine, lineText } from '../../data/file-lines.js'
-import { scanWireLine } from '../../data/wire-line.js'
+import { scanWireParts } from '../../data/wire-line.js'
 import { MemoryEventStore } from './memory-event-store.js'
 import { SegmentBuilder } from './segment-builder.js'
 
@@ -27,19 +27,15 @@ export async function loadMemoryEventStore (file: string, onProgress?: (progress
   let builder: SegmentBuilder
   try {
     builder = new SegmentBuilder((await stat(file)).size)
-    // One object for every line's bytes (where they are changes, not the object).
-    const lineBytes: { bytes: Buffer, start: number, end: number } = { bytes: Buffer.alloc(0), start: 0, end: 0 }
     await forEachLine(file, (line, bytes, start, end) => {
       if (line % progressEvery === 0) onProgress?.({ lines: line, seconds: (performance.now() - started) / 1000 })
-      // A line in wire form (the usual case) is read from its bytes and kept as they are; any
-      // other is read the thorough way, which also says what is wrong with a bad one.
-      const wire = scanWireLine(bytes, start, end)
+      // A line in wire form (the usual case) is checked from its bytes and kept as they are,
+      // its message made when an answer reads it; any other is read the thorough way, which
+      // also says what is wrong with a bad one.
+      const wire = scanWireParts(bytes, start, end)
       let problem: string | undefined
       if (wire !== undefined) {
-        lineBytes.bytes = bytes
-        lineBytes.start = start
-        lineBytes.end = end
-        problem = builder.add(wire.message, wire.epochMs, lineBytes, line)
+        problem = builder.addWire(bytes, start, end, wire, line)
       } else if (!isUtf8(bytes.subarray(start, end))) {
         throw new DataFileError(file, `line ${line}`, NOT_UTF8)
       } else {

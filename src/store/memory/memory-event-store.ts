@@ -1,7 +1,7 @@
 import type { Message } from '../../../schemas/message.js'
 import { sameEvent, type StoredEvent } from '../../data/event-lines.js'
 import { compareMessageIds } from '../event-order.js'
-import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, type EventStore, type StoreHealth } from '../event-store.js'
+import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, type EventStore, type StoreHealth, type StoredEntities } from '../event-store.js'
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
 import { EventsFileAppender } from './events-file-appender.js'
 import { MemorySegment } from './memory-segment.js'
@@ -55,11 +55,9 @@ export class MemoryEventStore implements EventStore {
     return this.#segments.reduce((sum, segment) => sum + segment.size, 0)
   }
 
-  /** Every event, segment by segment (each in answer order). */
-  * storedMessages (): Generator<Message> {
-    for (const segment of this.#segments) {
-      for (let position = 0; position < segment.size; position++) yield segment.messageAt(position)
-    }
+  /** Every event's device and space, segment by segment (each in answer order), without making its message. */
+  * storedEntities (): Generator<StoredEntities> {
+    for (const segment of this.#segments) yield * segment.entities()
   }
 
   /** Segments in use (for tests of the merging). */

@@ -1,17 +1,23 @@
 import type { Message } from '../../../schemas/message.js'
 import type { StoredEvent } from '../../data/event-lines.js'
-import { entityNumber } from '../../data/entity-numbers.js'
+import { entityIdOf, entityNumber } from '../../data/entity-numbers.js'
 import { intern } from '../../data/intern.js'
 import { compareMessageIds } from '../event-order.js'
-import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery } from '../event-store.js'
+import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, type StoredEntities } from '../event-store.js'
 import { encodeMessageList } from '../message-json.js'
 import { matchesExclusiveFilter, matchesFilters } from '../store-contract.js'
 import { copyJsonBytes, joinJsonBytes, type JsonBytes } from '../../data/json-bytes.js'
-import { MessageIdTable } from './message-id-table.js'
+import { scanWireParts, wireMessage, wireMessageIdEnd, WIRE_MESSAGE_ID_START } from '../../data/wire-line.js'
+import { MessageIdTable, messageIdHash, messageIdHashOfBytes } from './message-id-table.js'
 
-/** A segment's parts, in answer order (see MemorySegment.merge and SegmentBuilder). */
+/**
+ * A segment's parts, in answer order (see MemorySegment.merge and SegmentBuilder). A message may
+ * be undefined when its JSON is in the plain wire form (wire-line.ts): it is made from its JSON
+ * the first time it is read, and kept. The loaded segment's million events then cost no message
+ * object, no strings and no collector's work until an answer reads them (SegmentBuilder).
+ */
 export interface SegmentParts {
-  messages: Message[]
+  messages: Array<Message | undefined>
   times: Float64Array
   json: Buffer
   offsets: Uint32Array
@@ -30,6 +36,11 @@ export interface SegmentParts {
    * merged segment at once was a sixth of an ingest's time).
    */
   lazyIndexes?: boolean
+  /**
+   * The events' device and space numbers (EventFacts), when its maker has them: the indexes are
+   * then built from them, without reading any message.
+   */
+  numbers?: { deviceNumbers: Int32Array, spaceNumbers: Int32Array } | undefined
 }
 
 /**
@@ -38,7 +49,7 @@ export interface SegmentParts {
  * segment reads only its first `size` events, so writing after them changes nothing it sees.
  */
 interface SharedRoom {
-  messages: Message[]
+  messages: Array<Message | undefined>
   times: Float64Array
   offsets: Uint32Array
   json: Buffer
@@ -65,7 +76,8 @@ function byTimeThenId (a: StoredEvent, b: StoredEvent): number {
  * ingest adds a small one.
  */
 export class MemorySegment {
-  readonly #messages: Message[]
+  /** Undefined where the message is not made yet (SegmentParts): read through #messageAt. */
+  readonly #messages: Array<Message | undefined>
   readonly #size: number
   readonly #room: SharedRoom | undefined
   readonly #times: Float64Array
@@ -93,6 +105,7 @@ export class MemorySegment {
       this.#json = merged.json
       this.#jsonOffsets = merged.offsets
       this.#byMessageIdIndex = merged.byMessageId
+      if (merged.numbers !== undefined) this.#eventFacts = { epochMs: this.#times, ...merged.numbers }
       if (merged.lazyIndexes !== true) this.#index()
       return
     }
@@ -112,7 +125,7 @@ export class MemorySegment {
     this.#size = this.#messages.length
     this.#room = undefined
     this.#times = Float64Array.from(all, (event) => event.epochMs)
-    const encoded = encodeMessageList(this.#messages)
+    const encoded = encodeMessageList(all.map((event) => event.message))
     this.#json = encoded.bytes
     this.#jsonOffsets = encoded.offsets
     this.#index()
@@ -156,7 +169,7 @@ export class MemorySegment {
   static appendEncoded (a: MemorySegment | undefined, events: ReadonlyArray<{ readonly event: StoredEvent, readonly json: JsonBytes }>, expectedSize = 0): MemorySegment | undefined {
     const base = a ?? EMPTY
     if (base.size > 0 && events.length > 0) {
-      const last: StoredEvent = { message: base.#messages[base.size - 1]!, epochMs: base.#times[base.size - 1]! }
+      const last: StoredEvent = { message: base.#messageAt(base.size - 1), epochMs: base.#times[base.size - 1]! }
       if (byTimeThenId(last, events[0]!.event) >= 0) return undefined
     }
     const size = base.size + events.length
@@ -185,7 +198,7 @@ export class MemorySegment {
    */
   static merge (a: MemorySegment, b: MemorySegment): MemorySegment {
     const total = a.size + b.size
-    const messages: Message[] = new Array(total)
+    const messages: Array<Message | undefined> = new Array(total)
     const times = new Float64Array(total)
     const offsets = new Uint32Array(total + 1)
     const json = Buffer.allocUnsafe(a.#jsonOffsets[a.size]! + b.#jsonOffsets[b.size]!)
@@ -198,7 +211,8 @@ export class MemorySegment {
       const start = segment.#jsonOffsets[from]!
       segment.#json.copy(json, bytes, start, segment.#jsonOffsets[to]!)
       for (let k = from; k < to; k++) {
-        messages[out] = segment.#messages[k]!
+        // As it is (a message not made yet is made from the same bytes, copied along).
+        messages[out] = segment.#messages[k]
         times[out] = segment.#times[k]!
         offsets[out + 1] = bytes + segment.#jsonOffsets[k + 1]! - start
         out++
@@ -234,7 +248,7 @@ export class MemorySegment {
     b.#json.copy(room.json, aBytes, 0, b.#jsonOffsets[b.size]!)
     times.set(b.#times.subarray(0, b.size), a.size)
     for (let k = 0; k < b.size; k++) {
-      messages.push(b.#messages[k]!)
+      messages.push(b.#messages[k])
       offsets[a.size + k + 1] = aBytes + b.#jsonOffsets[k + 1]!
     }
     return MemorySegment.#claim(room, size, bytes)
@@ -287,31 +301,67 @@ export class MemorySegment {
 
   /** The device and space indexes of the events in order, and the message_id index unless given. */
   #index (): { byDevice: Map<string, Uint32Array>, bySpace: Map<string, Uint32Array>, byMessageId: MessageIdTable } {
-    const byDeviceLists = new Map<string, number[]>()
-    const bySpaceLists = new Map<string, number[]>()
-    const byMessageId = this.#byMessageIdIndex ?? MemorySegment.messageIdTable(this.#messages, this.#size)
-    const withMessageIds = this.#byMessageIdIndex === undefined
-    const append = (map: Map<string, number[]>, key: string, position: number) => {
-      const list = map.get(key)
-      if (list === undefined) map.set(key, [position])
-      else list.push(position)
+    const size = this.#size
+    let byMessageId = this.#byMessageIdIndex
+    if (byMessageId === undefined) {
+      byMessageId = new MessageIdTable((position) => this.#messageAt(position).message_id, size)
+      for (let position = 0; position < size; position++) byMessageId.addHashed(this.#messageIdHashAt(position), position)
     }
-    const messages = this.#messages
-    for (let position = 0; position < this.#size; position++) {
-      const { device_id: deviceId, space_id: spaceId, message_id: messageId } = messages[position]!
-      if (deviceId !== undefined) append(byDeviceLists, deviceId, position)
-      if (spaceId !== undefined) append(bySpaceLists, spaceId, position)
-      if (withMessageIds) byMessageId.add(messageId, position)
+    let byDevice: Map<string, Uint32Array>
+    let bySpace: Map<string, Uint32Array>
+    const numbered = this.#eventFacts
+    if (numbered !== undefined) {
+      // From the numbers its maker gave (or made before): no message is read.
+      byDevice = positionsByEntity(numbered.deviceNumbers, size)
+      bySpace = positionsByEntity(numbered.spaceNumbers, size)
+    } else {
+      const byDeviceLists = new Map<string, number[]>()
+      const bySpaceLists = new Map<string, number[]>()
+      const append = (map: Map<string, number[]>, key: string, position: number) => {
+        const list = map.get(key)
+        if (list === undefined) map.set(key, [position])
+        else list.push(position)
+      }
+      for (let position = 0; position < size; position++) {
+        const { device_id: deviceId, space_id: spaceId } = this.#messageAt(position)
+        if (deviceId !== undefined) append(byDeviceLists, deviceId, position)
+        if (spaceId !== undefined) append(bySpaceLists, spaceId, position)
+      }
+      byDevice = new Map()
+      bySpace = new Map()
+      for (const [id, list] of byDeviceLists) byDevice.set(id, Uint32Array.from(list))
+      for (const [id, list] of bySpaceLists) bySpace.set(id, Uint32Array.from(list))
     }
-    const byDevice = new Map<string, Uint32Array>()
-    const bySpace = new Map<string, Uint32Array>()
-    for (const [id, list] of byDeviceLists) byDevice.set(id, Uint32Array.from(list))
-    for (const [id, list] of bySpaceLists) bySpace.set(id, Uint32Array.from(list))
     this.#byDevice = byDevice
     this.#bySpace = bySpace
     this.#byMessageIdIndex = byMessageId
     this.#facts()
     return { byDevice, bySpace, byMessageId }
+  }
+
+  /** The message at a position, made from its JSON if it is not yet (SegmentParts). */
+  #messageAt (position: number): Message {
+    return this.#messages[position] ?? this.#made(position)
+  }
+
+  /** The message of a position whose JSON is in the plain wire form, made from it and kept. */
+  #made (position: number): Message {
+    const json = this.#json
+    const start = this.#jsonOffsets[position]!
+    const end = this.#jsonOffsets[position + 1]!
+    const wire = scanWireParts(json, start, end)
+    // Only a line in that form is left unmade; the general way would read the same message.
+    const message = storedForm(wire !== undefined ? wireMessage(json, wire) : JSON.parse(json.toString('utf8', start, end)) as Message)
+    this.#messages[position] = message
+    return message
+  }
+
+  /** messageIdHash of the event's message_id, read from its JSON when its message is not made. */
+  #messageIdHashAt (position: number): number {
+    const message = this.#messages[position]
+    if (message !== undefined) return messageIdHash(message.message_id)
+    const start = this.#jsonOffsets[position]!
+    return messageIdHashOfBytes(this.#json, start + WIRE_MESSAGE_ID_START, wireMessageIdEnd(this.#json, start))
   }
 
   /**
@@ -330,9 +380,8 @@ export class MemorySegment {
       for (const [id, positions] of byDevice) numberAll(deviceNumbers, positions, entityNumber(id))
       for (const [id, positions] of bySpace) numberAll(spaceNumbers, positions, entityNumber(id))
     } else {
-      const messages = this.#messages
       for (let position = 0; position < size; position++) {
-        const { device_id: deviceId, space_id: spaceId } = messages[position]!
+        const { device_id: deviceId, space_id: spaceId } = this.#messageAt(position)
         if (deviceId !== undefined) deviceNumbers[position] = entityNumber(deviceId)
         if (spaceId !== undefined) spaceNumbers[position] = entityNumber(spaceId)
       }
@@ -353,6 +402,29 @@ export class MemorySegment {
     return this.#size
   }
 
+  /**
+   * Every event's device and space, in order, read from the facts (no message is made): one
+   * object, changed for each event.
+   */
+  * entities (): Generator<StoredEntities> {
+    const { deviceNumbers, spaceNumbers } = this.#facts()
+    const entities: { device_id: string | undefined, space_id: string | undefined } = { device_id: undefined, space_id: undefined }
+    for (let position = 0; position < this.#size; position++) {
+      const device = deviceNumbers[position]!
+      const space = spaceNumbers[position]!
+      entities.device_id = device === -1 ? undefined : entityIdOf(device)
+      entities.space_id = space === -1 ? undefined : entityIdOf(space)
+      yield entities as StoredEntities
+    }
+  }
+
+  /** How many of its events' messages are made (SegmentParts: a loaded one is made when first read). */
+  get messagesMade (): number {
+    let made = 0
+    for (let position = 0; position < this.#size; position++) if (this.#messages[position] !== undefined) made++
+    return made
+  }
+
   /** The time of its first and last event. */
   get firstMs (): number { return this.#times[0] ?? Number.POSITIVE_INFINITY }
   get lastMs (): number { return this.#times[this.#times.length - 1] ?? Number.NEGATIVE_INFINITY }
@@ -362,7 +434,7 @@ export class MemorySegment {
   }
 
   messageAt (position: number): Message {
-    return this.#messages[position]!
+    return this.#messageAt(position)
   }
 
   /** An empty message_id index of these messages (by their positions), sized for `expected` of them. */
@@ -374,7 +446,7 @@ export class MemorySegment {
   messageWithId (messageId: string, hash?: number): Message | undefined {
     const byMessageId = this.#byMessageIdIndex ?? this.#index().byMessageId
     const position = byMessageId.get(messageId, hash)
-    return position === -1 ? undefined : this.#messages[position]
+    return position === -1 ? undefined : this.#messageAt(position)
   }
 
   /**
@@ -399,7 +471,7 @@ export class MemorySegment {
     let messages: Message[] = []
     let positions: number[] = []
     for (const position of typeof candidates === 'function' ? candidates() : isRange(candidates) ? range(candidates.from, candidates.to) : candidates) {
-      const message = this.#messages[position]!
+      const message = this.#messageAt(position)
       if (check !== undefined && !check(query, message)) continue
       messages.push(message)
       positions.push(position)
@@ -427,7 +499,7 @@ export class MemorySegment {
       for (let from = 0; from < candidates.length; from += EVENT_BATCH_SIZE) {
         const positions = candidates.subarray(from, Math.min(candidates.length, from + EVENT_BATCH_SIZE))
         const messages: Message[] = new Array(positions.length)
-        for (let i = 0; i < positions.length; i++) messages[i] = all[positions[i]!]!
+        for (let i = 0; i < positions.length; i++) messages[i] = all[positions[i]!] ?? this.#made(positions[i]!)
         yield { messages, encoded: { bytes, offsets, positions, facts, run: run === undefined ? undefined : { bytes: run.bytes, starts: run.starts, first: entity!.from + from } } }
       }
       return
@@ -436,7 +508,9 @@ export class MemorySegment {
       const to = Math.min(candidates.to, from + EVENT_BATCH_SIZE)
       const positions = new Uint32Array(to - from)
       for (let i = 0; i < positions.length; i++) positions[i] = from + i
-      yield { messages: all.slice(from, to), encoded: { bytes, offsets, positions, facts } }
+      const messages: Message[] = new Array(positions.length)
+      for (let i = 0; i < positions.length; i++) messages[i] = all[from + i] ?? this.#made(from + i)
+      yield { messages, encoded: { bytes, offsets, positions, facts } }
     }
   }
 
@@ -647,6 +721,24 @@ function storedForm (message: Message): Message {
   if (message.device_id !== undefined) message.device_id = intern(message.device_id)
   if (message.space_id !== undefined) message.space_id = intern(message.space_id)
   return message
+}
+
+/** Each entity's positions, by its ID, from the entity's number at each position (-1: none). */
+function positionsByEntity (numbers: Int32Array, size: number): Map<string, Uint32Array> {
+  let largest = -1
+  for (let position = 0; position < size; position++) if (numbers[position]! > largest) largest = numbers[position]!
+  const counts = new Uint32Array(largest + 1)
+  for (let position = 0; position < size; position++) if (numbers[position]! >= 0) counts[numbers[position]!]!++
+  const lists: Array<Uint32Array | undefined> = new Array(largest + 1)
+  for (let number = 0; number <= largest; number++) if (counts[number]! > 0) lists[number] = new Uint32Array(counts[number]!)
+  counts.fill(0)
+  for (let position = 0; position < size; position++) {
+    const number = numbers[position]!
+    if (number >= 0) lists[number]![counts[number]!++] = position
+  }
+  const byEntity = new Map<string, Uint32Array>()
+  for (let number = 0; number <= largest; number++) if (lists[number] !== undefined) byEntity.set(entityIdOf(number), lists[number]!)
+  return byEntity
 }
 
 /** Gives every one of these positions the number. */

@@ -56,8 +56,32 @@ export class MessageIdTable {
     }
   }
 
+  /**
+   * The value stored for the ID whose hash this is, or -1, for a caller that has the ID's hash
+   * but not yet its string (a line kept as bytes): `id` is asked only when a stored ID has
+   * that hash, which for a new ID is rare.
+   */
+  find (hash: number, id: () => string): number {
+    const shard = this.#shard(hash)
+    const hashes = shard.hashes
+    const mask = shard.mask
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const stored = hashes[slot]!
+      if (stored === 0) return -1
+      if (stored === hash) {
+        const value = shard.values[slot]!
+        if (this.#idOf(value) === id()) return value
+      }
+    }
+  }
+
   /** Stores a value for an ID the table does not hold yet (the caller has looked it up first). */
   add (id: string, value: number, hash: number = messageIdHash(id)): void {
+    this.addHashed(hash, value)
+  }
+
+  /** add, for a caller that has the ID's hash (messageIdHash) and not its string. */
+  addHashed (hash: number, value: number): void {
     const shard = this.#shard(hash)
     if ((shard.size + 1) * 2 > shard.hashes.length) shard.grow()
     const hashes = shard.hashes
@@ -132,6 +156,21 @@ const ID_HASH_SEED = randomBytes(4).readInt32LE(0)
 export function messageIdHash (id: string, seed: number = ID_HASH_SEED): number {
   let hash = 0x811c9dc5 ^ seed
   for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193)
+  return finished(hash)
+}
+
+/**
+ * messageIdHash of the ID whose bytes are bytes[start, end), for an ID of printable ASCII (one
+ * byte a UTF-16 code unit, so the same hash as of its string), without making the string.
+ */
+export function messageIdHashOfBytes (bytes: Buffer, start: number, end: number, seed: number = ID_HASH_SEED): number {
+  let hash = 0x811c9dc5 ^ seed
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193)
+  return finished(hash)
+}
+
+/** murmur3's finaliser, never 0. */
+function finished (hash: number): number {
   hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b)
   hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35)
   hash ^= hash >>> 16

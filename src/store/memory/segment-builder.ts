@@ -2,9 +2,11 @@ import type { Message } from '../../../schemas/message.js'
 import { sameEvent } from '../../data/event-lines.js'
 import { intern } from '../../data/intern.js'
 import { compareMessageIds } from '../event-order.js'
-import { copyJsonBytes, type JsonBytes } from '../../data/json-bytes.js'
+import { entityNumber } from '../../data/entity-numbers.js'
+import type { JsonBytes } from '../../data/json-bytes.js'
+import { scanWireLine, wireMessage, wireMessageIdEnd, WIRE_MESSAGE_ID_START, type WireParts } from '../../data/wire-line.js'
 import { MemorySegment } from './memory-segment.js'
-import { messageIdHash, type MessageIdTable } from './message-id-table.js'
+import { MessageIdTable, messageIdHash, messageIdHashOfBytes } from './message-id-table.js'
 
 /**
  * The first segment, built as a file's events are read: each event's wire JSON goes straight into
@@ -12,12 +14,22 @@ import { messageIdHash, type MessageIdTable } from './message-id-table.js'
  * file already in answer order (every file the provider writes, and the generator's) is then
  * the segment as it is; another is put in order once at the end. Loading a million events this
  * way leaves little garbage: no per-event wrapper, no array of them, no second encoding.
+ *
+ * A line in the plain wire form (addWire, the usual case) is kept as its bytes and numbers only:
+ * its message object is made when an answer first reads it (MemorySegment's SegmentParts). Making
+ * a million of them at load, with their message_id and date_time strings, was most of the load's
+ * time with the collector's share, and 300 bytes an event of memory (BENCHMARKS.md, "What
+ * profiling found").
  */
 export class SegmentBuilder {
-  readonly #messages: Message[] = []
+  /** Undefined for a line kept as its bytes (addWire). */
+  readonly #messages: Array<Message | undefined> = []
   #times: Float64Array
   #lines: Uint32Array
   #offsets: Uint32Array
+  /** The facts the segment's indexes are built from (entity-numbers.ts; -1: none). */
+  #deviceNumbers: Int32Array
+  #spaceNumbers: Int32Array
   #json: Buffer
   #length = 0
   readonly #byMessageId: MessageIdTable
@@ -29,8 +41,10 @@ export class SegmentBuilder {
     this.#times = new Float64Array(expectedEvents)
     this.#lines = new Uint32Array(expectedEvents)
     this.#offsets = new Uint32Array(expectedEvents + 1)
+    this.#deviceNumbers = new Int32Array(expectedEvents)
+    this.#spaceNumbers = new Int32Array(expectedEvents)
     this.#json = Buffer.allocUnsafe(Math.max(1024, expectedBytes))
-    this.#byMessageId = MemorySegment.messageIdTable(this.#messages, expectedEvents)
+    this.#byMessageId = new MessageIdTable((position) => this.#idAt(position), expectedEvents)
   }
 
   /**
@@ -39,32 +53,34 @@ export class SegmentBuilder {
    * other fields, the problem is returned.
    */
   add (message: Message, epochMs: number, json: JsonBytes, line: number): string | undefined {
-    const messages = this.#messages
     const id = message.message_id
     const hash = messageIdHash(id)
     const earlier = this.#byMessageId.get(id, hash)
-    if (earlier !== -1) {
-      return sameEvent(messages[earlier]!, message) ? undefined : `message_id ${JSON.stringify(id)} was already used by line ${this.#lines[earlier]} for a different event`
-    }
-    const position = messages.length
-    if (position === this.#times.length) this.#grow()
+    if (earlier !== -1) return this.#again(earlier, message, line)
     message.message_code = intern(message.message_code)
     // Checked already to be one of the two: the literals are the interned strings.
     message.message_category = message.message_category === 'alert' ? 'alert' : 'notification'
     if (message.device_id !== undefined) message.device_id = intern(message.device_id)
     if (message.space_id !== undefined) message.space_id = intern(message.space_id)
-    if (this.#inOrder && position > 0) {
-      const last = this.#times[position - 1]!
-      this.#inOrder = epochMs > last || (epochMs === last && compareMessageIds(messages[position - 1]!.message_id, id) < 0)
-    }
-    messages.push(message)
-    this.#byMessageId.add(id, position, hash)
-    this.#times[position] = epochMs
-    this.#lines[position] = line
-    const room = json.end - json.start
-    if (this.#length + room > this.#json.length) this.#growJson(this.#length + room)
-    this.#length = copyJsonBytes(json, this.#json, this.#length)
-    this.#offsets[position + 1] = this.#length
+    const position = this.#place(epochMs, id, hash, line, message.device_id, message.space_id)
+    this.#messages.push(message)
+    this.#copy(json.bytes, json.start, json.end, position)
+    return undefined
+  }
+
+  /**
+   * Adds the event of a line in the plain wire form, bytes[start, end), whose parts scanWireParts
+   * read: kept as its bytes, its message made when it is first read. As add otherwise.
+   */
+  addWire (bytes: Buffer, start: number, end: number, wire: WireParts, line: number): string | undefined {
+    const { idStart, idEnd } = wire
+    const hash = messageIdHashOfBytes(bytes, idStart, idEnd)
+    const earlier = this.#byMessageId.find(hash, () => bytes.toString('latin1', idStart, idEnd))
+    // Rare (the same event twice): its message is made to compare (before the earlier one is, which scans again).
+    if (earlier !== -1) return this.#again(earlier, wireMessage(bytes, wire), line)
+    const position = this.#place(wire.epochMs, undefined, hash, line, wire.deviceId, wire.spaceId, bytes, idStart, idEnd)
+    this.#messages.push(undefined)
+    this.#copy(bytes, start, end, position)
     return undefined
   }
 
@@ -77,34 +93,99 @@ export class SegmentBuilder {
     const count = this.#messages.length
     const times = this.#times.subarray(0, count)
     const offsets = this.#offsets.subarray(0, count + 1)
+    const numbers = { deviceNumbers: this.#deviceNumbers.subarray(0, count), spaceNumbers: this.#spaceNumbers.subarray(0, count) }
     // Copied to its own size when much of it is spare (it stays allocated for the store's life);
     // for a file in wire form the spare part is about its newlines.
     const used = this.#json.subarray(0, this.#length)
     const json = this.#length < 0.9 * this.#json.length ? Buffer.from(used) : used
-    if (this.#inOrder) return new MemorySegment([], { messages: this.#messages, times: times.slice(), json, offsets: offsets.slice(), byMessageId: this.#byMessageId })
-    return this.#ordered(times, offsets, json)
+    if (!this.#inOrder) return this.#ordered(times, offsets, json, numbers)
+    // The message_id index reads IDs through this builder (#idAt): from now on, from the segment's own arrays.
+    this.#times = times.slice()
+    this.#offsets = offsets.slice()
+    this.#json = json
+    this.#lines = new Uint32Array(0)
+    this.#deviceNumbers = numbers.deviceNumbers.slice()
+    this.#spaceNumbers = numbers.spaceNumbers.slice()
+    return new MemorySegment([], {
+      messages: this.#messages,
+      times: this.#times,
+      json,
+      offsets: this.#offsets,
+      byMessageId: this.#byMessageId,
+      numbers: { deviceNumbers: this.#deviceNumbers, spaceNumbers: this.#spaceNumbers }
+    })
+  }
+
+  /** The problem of an event whose message_id an earlier one has (none when it is the same event). */
+  #again (earlier: number, message: Message, line: number): string | undefined {
+    return sameEvent(this.#messageOf(earlier), message) ? undefined : `message_id ${JSON.stringify(message.message_id)} was already used by line ${this.#lines[earlier]} for a different event`
+  }
+
+  /**
+   * A new event's place: its time, line, entities' numbers and message_id index entry; whether
+   * the events are still in answer order. `id` is its message_id, or undefined when it is still
+   * bytes[idStart, idEnd) (made a string only if its time equals the last event's).
+   */
+  #place (epochMs: number, id: string | undefined, hash: number, line: number, deviceId: string | undefined, spaceId: string | undefined, bytes?: Buffer, idStart = 0, idEnd = 0): number {
+    const position = this.#messages.length
+    if (position === this.#times.length) this.#grow()
+    if (this.#inOrder && position > 0) {
+      const last = this.#times[position - 1]!
+      this.#inOrder = epochMs > last || (epochMs === last && compareMessageIds(this.#idAt(position - 1), id ?? bytes!.toString('latin1', idStart, idEnd)) < 0)
+    }
+    this.#byMessageId.addHashed(hash, position)
+    this.#times[position] = epochMs
+    this.#lines[position] = line
+    this.#deviceNumbers[position] = deviceId === undefined ? -1 : entityNumber(deviceId)
+    this.#spaceNumbers[position] = spaceId === undefined ? -1 : entityNumber(spaceId)
+    return position
+  }
+
+  /** Copies an event's JSON after the last one's. */
+  #copy (bytes: Buffer, start: number, end: number, position: number): void {
+    const room = end - start
+    if (this.#length + room > this.#json.length) this.#growJson(this.#length + room)
+    this.#length += bytes.copy(this.#json, this.#length, start, end)
+    this.#offsets[position + 1] = this.#length
+  }
+
+  /** The message_id of an event added, read from its JSON when it was kept as bytes. */
+  #idAt (position: number): string {
+    const message = this.#messages[position]
+    if (message !== undefined) return message.message_id
+    const start = this.#offsets[position]!
+    return this.#json.toString('latin1', start + WIRE_MESSAGE_ID_START, wireMessageIdEnd(this.#json, start))
+  }
+
+  /** The message of an event added, made from its JSON when it was kept as bytes (not kept: this is rare). */
+  #messageOf (position: number): Message {
+    return this.#messages[position] ?? scanWireLine(this.#json, this.#offsets[position]!, this.#offsets[position + 1]!)!.message
   }
 
   /** The events sorted into answer order (date_time, then message_id), with their JSON moved along. */
-  #ordered (times: Float64Array, offsets: Uint32Array, json: Buffer): MemorySegment {
+  #ordered (times: Float64Array, offsets: Uint32Array, json: Buffer, numbers: { deviceNumbers: Int32Array, spaceNumbers: Int32Array }): MemorySegment {
     const messages = this.#messages
     const count = messages.length
     const order = new Uint32Array(count)
     for (let i = 0; i < count; i++) order[i] = i
-    order.sort((a, b) => times[a]! !== times[b]! ? times[a]! - times[b]! : compareMessageIds(messages[a]!.message_id, messages[b]!.message_id))
-    const sortedMessages: Message[] = new Array(count)
+    order.sort((a, b) => times[a]! !== times[b]! ? times[a]! - times[b]! : compareMessageIds(this.#idAt(a), this.#idAt(b)))
+    const sortedMessages: Array<Message | undefined> = new Array(count)
     const sortedTimes = new Float64Array(count)
     const sortedOffsets = new Uint32Array(count + 1)
+    const deviceNumbers = new Int32Array(count)
+    const spaceNumbers = new Int32Array(count)
     const sortedJson = Buffer.allocUnsafe(json.length)
     let bytes = 0
     for (let i = 0; i < count; i++) {
       const from = order[i]!
-      sortedMessages[i] = messages[from]!
+      sortedMessages[i] = messages[from]
       sortedTimes[i] = times[from]!
+      deviceNumbers[i] = numbers.deviceNumbers[from]!
+      spaceNumbers[i] = numbers.spaceNumbers[from]!
       bytes += json.copy(sortedJson, bytes, offsets[from]!, offsets[from + 1]!)
       sortedOffsets[i + 1] = bytes
     }
-    return new MemorySegment([], { messages: sortedMessages, times: sortedTimes, json: sortedJson, offsets: sortedOffsets })
+    return new MemorySegment([], { messages: sortedMessages, times: sortedTimes, json: sortedJson, offsets: sortedOffsets, numbers: { deviceNumbers, spaceNumbers } })
   }
 
   #grow (): void {
@@ -118,6 +199,12 @@ export class SegmentBuilder {
     const offsets = new Uint32Array(capacity + 1)
     offsets.set(this.#offsets)
     this.#offsets = offsets
+    const deviceNumbers = new Int32Array(capacity)
+    deviceNumbers.set(this.#deviceNumbers)
+    this.#deviceNumbers = deviceNumbers
+    const spaceNumbers = new Int32Array(capacity)
+    spaceNumbers.set(this.#spaceNumbers)
+    this.#spaceNumbers = spaceNumbers
   }
 
   #growJson (atLeast: number): void {
