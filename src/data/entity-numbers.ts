@@ -1,3 +1,5 @@
+import { intern } from './intern.js'
+
 /**
  * A small number per device or space ID, so that answers can be checked against the registry and
  * a query's entities by number (store-contract.ts) instead of reading each event's ID strings:
@@ -20,7 +22,8 @@ export function entityNumber (id: string): number {
   let number = numbers.get(id)
   if (number === undefined) {
     numbers.set(id, number = numbers.size)
-    ids.push(id)
+    // The interned string: indexes keyed by entityIdOf compare pointers with the registry's.
+    ids.push(intern(id))
   }
   return number
 }

@@ -28,7 +28,7 @@ export interface SegmentParts {
   size?: number
   /** The storage the segment's arrays are views of, with room after them (MemorySegment.append). */
   room?: SharedRoom
-  /** The message_id index, when its maker already has it (positions in this order, IDs read from `messages`). */
+  /** The message_id index, when its maker already has it (positions in this order; it reads each ID through its maker). */
   byMessageId?: MessageIdTable
   /**
    * Build the indexes when a query first needs them, not now: for an ingest's segments, most of
