@@ -71,7 +71,9 @@ t.test('an ID kept as bytes: its hash is its string\'s, and find asks for its st
   t.equal(table.find(messageIdHash('zzz'), id('zzz')), -1)
   t.equal(asked, 0, 'no stored ID has that hash: the string is never made')
   t.equal(table.find(messageIdHash('a'), id('a')), 0)
+  asked = 0
   t.equal(table.find(9, id('c')), 2)
+  t.equal(asked, 1, 'made once, though two stored IDs have that hash')
   t.equal(table.find(9, id('d')), -1)
   t.equal(table.get('c', 9), 2, 'the same entries as get finds')
 })

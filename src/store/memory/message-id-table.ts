@@ -43,34 +43,26 @@ export class MessageIdTable {
 
   /** The value stored for this ID, or -1. `hash` is messageIdHash(id), when the caller has it already. */
   get (id: string, hash: number = messageIdHash(id)): number {
-    const shard = this.#shard(hash)
-    const hashes = shard.hashes
-    const mask = shard.mask
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const stored = hashes[slot]!
-      if (stored === 0) return -1
-      if (stored === hash) {
-        const value = shard.values[slot]!
-        if (this.#idOf(value) === id) return value
-      }
-    }
+    return this.find(hash, id)
   }
 
   /**
-   * The value stored for the ID whose hash this is, or -1, for a caller that has the ID's hash
-   * but not yet its string (a line kept as bytes): `id` is asked only when a stored ID has
-   * that hash, which for a new ID is rare.
+   * The value stored for the ID whose hash this is, or -1. `id` may be a function that makes it,
+   * for a caller that has the ID's hash but not yet its string (a line kept as bytes): it is
+   * called only when a stored ID has that hash, which for a new ID is rare, and at most once.
    */
-  find (hash: number, id: () => string): number {
+  find (hash: number, id: string | (() => string)): number {
     const shard = this.#shard(hash)
     const hashes = shard.hashes
     const mask = shard.mask
+    let wanted = typeof id === 'string' ? id : undefined
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const stored = hashes[slot]!
       if (stored === 0) return -1
       if (stored === hash) {
         const value = shard.values[slot]!
-        if (this.#idOf(value) === id()) return value
+        wanted ??= (id as () => string)()
+        if (this.#idOf(value) === wanted) return value
       }
     }
   }

@@ -190,21 +190,11 @@ export class SegmentBuilder {
 
   #grow (): void {
     const capacity = this.#times.length * 2
-    const times = new Float64Array(capacity)
-    times.set(this.#times)
-    this.#times = times
-    const lines = new Uint32Array(capacity)
-    lines.set(this.#lines)
-    this.#lines = lines
-    const offsets = new Uint32Array(capacity + 1)
-    offsets.set(this.#offsets)
-    this.#offsets = offsets
-    const deviceNumbers = new Int32Array(capacity)
-    deviceNumbers.set(this.#deviceNumbers)
-    this.#deviceNumbers = deviceNumbers
-    const spaceNumbers = new Int32Array(capacity)
-    spaceNumbers.set(this.#spaceNumbers)
-    this.#spaceNumbers = spaceNumbers
+    this.#times = grown(this.#times, new Float64Array(capacity))
+    this.#lines = grown(this.#lines, new Uint32Array(capacity))
+    this.#offsets = grown(this.#offsets, new Uint32Array(capacity + 1))
+    this.#deviceNumbers = grown(this.#deviceNumbers, new Int32Array(capacity))
+    this.#spaceNumbers = grown(this.#spaceNumbers, new Int32Array(capacity))
   }
 
   #growJson (atLeast: number): void {
@@ -212,4 +202,10 @@ export class SegmentBuilder {
     this.#json.copy(json, 0, 0, this.#length)
     this.#json = json
   }
+}
+
+/** `larger`, holding `array`'s values first. */
+function grown<T extends Float64Array | Uint32Array | Int32Array> (array: T, larger: T): T {
+  larger.set(array)
+  return larger
 }
