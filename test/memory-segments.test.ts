@@ -87,22 +87,28 @@ t.test('a group whose append fails fails every call of it, and none of its event
   t.same((await answer(store)).ids, ['a'])
 })
 
-t.test('writes made in the same turn share one flush to disk', async (t) => {
+t.test('writes made in the same turn share one write to disk', async (t) => {
   const file = join(t.testdir(), 'events.ndjson')
   writeFileSync(file, '')
   const store = new MemoryEventStore([stored('a', 0)], file)
-  // Count the flushes of every file handle (the store's appender opens its own).
+  // Count the writes of every file handle (the store's appender opens its own, O_DSYNC: each
+  // write is on disk when it returns, as a write and an fdatasync would be).
   const probe = await open(file, 'r')
-  const prototype = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> }
+  const prototype = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => Promise<unknown>, datasync: () => Promise<void> }
   await probe.close()
-  const datasync = prototype.datasync
+  const { write, datasync } = prototype
+  let writes = 0
   let flushes = 0
+  prototype.write = function (this: unknown, ...args: unknown[]) { writes++; return write.apply(this, args) }
   prototype.datasync = function (this: unknown) { flushes++; return datasync.call(this) }
-  t.teardown(() => { prototype.datasync = datasync })
+  t.teardown(() => { Object.assign(prototype, { write, datasync }) })
   await Promise.all([1, 2, 3].map((n) => store.writeEvents([ingest(stored(`g${n}`, 1000 * n), 1)])))
-  t.equal(flushes, 1, 'three writes, one fdatasync')
+  t.equal(writes, 1, 'three calls, one write')
   await store.writeEvents([ingest(stored('later', 9000), 1)])
-  t.equal(flushes, 2, 'a write after them, a flush of its own')
+  t.equal(writes, 2, 'a write after them, a write of its own')
+  t.equal(flushes, 0, 'no separate flush: the file is opened O_DSYNC')
+  t.same(readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line).message_id), ['g1', 'g2', 'g3', 'later'])
+  await store.close()
 })
 
 t.test('a group that fails on a defect rejects its calls, writes nothing, and the writes after it still go through', async (t) => {
@@ -199,4 +205,20 @@ t.test('events another worker wrote, taken in while a group is on its way to the
   const again = await store.writeEvents([ingest(stored('w', 150), 1), ingest(stored('b', 200), 2)])
   t.same([again.written, again.unchanged], [0, 2], 'both known, as stored')
   await store.close()
+})
+
+t.test('the events file is appended to with O_DSYNC: each write is on disk when it returns', { skip: process.platform !== 'linux' && 'reads /proc/self/fdinfo' }, async (t) => {
+  const { readdirSync, readlinkSync, constants } = await import('node:fs')
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '{"partial":')
+  const appender = new EventsFileAppender(file)
+  await appender.append(Buffer.from('line-1\n'))
+  await appender.append('line-2\n')
+  const fd = readdirSync('/proc/self/fd').find((entry) => { try { return readlinkSync(`/proc/self/fd/${entry}`) === file } catch { return false } })
+  t.ok(fd !== undefined, 'the appender keeps its file open')
+  const flags = Number.parseInt(/^flags:\s+([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))![1]!, 8)
+  t.equal(flags & constants.O_DSYNC, constants.O_DSYNC, 'O_DSYNC')
+  t.equal(flags & constants.O_APPEND, constants.O_APPEND, 'O_APPEND')
+  await appender.close()
+  t.equal(readFileSync(file, 'utf8'), '{"partial":\nline-1\nline-2\n', 'a file ending mid-line gets a line break first')
 })
