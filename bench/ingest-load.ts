@@ -13,13 +13,18 @@ export function postAgent (sockets: number): Agent {
   return new Agent({ keepAlive: true, maxSockets: sockets })
 }
 
-/** POSTs a body and reads the whole answer. `onResponse` is called as the status arrives. */
-export async function post (agent: Agent, url: string, headers: Record<string, string>, body: string, onResponse?: () => void): Promise<PostAnswer> {
+/**
+ * POSTs a body and reads the whole answer. `onResponse` is called as the status arrives. Bodies
+ * are made into bytes before the clock starts (a string of 220 kB was encoded again by node:http
+ * for every post: about 0.7 µs of the benchmark's CPU per event posted, taken from the provider
+ * on these 2 shared cores, against 0.35 µs for the bytes).
+ */
+export async function post (agent: Agent, url: string, headers: Record<string, string>, body: Buffer, onResponse?: () => void): Promise<PostAnswer> {
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(url, {
       method: 'POST',
       agent,
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      headers: { ...headers, 'content-length': String(body.length) },
       signal: AbortSignal.timeout(60_000)
     }, (response) => {
       onResponse?.()

@@ -49,8 +49,8 @@ export async function startPoster (task: PosterTask): Promise<RunningPoster> {
 
 async function postEvents (task: PosterTask, onRunning: () => void): Promise<OpenLoopRun> {
   const lines = (await readFile(task.eventsFile, 'utf8')).split('\n').filter((line) => line !== '')
-  const bodies: string[] = []
-  for (let i = 0; i + task.perPost <= lines.length; i += task.perPost) bodies.push(lines.slice(i, i + task.perPost).join('\n') + '\n')
+  const bodies: Buffer[] = []
+  for (let i = 0; i + task.perPost <= lines.length; i += task.perPost) bodies.push(Buffer.from(lines.slice(i, i + task.perPost).join('\n') + '\n'))
   const agent = postAgent(16)
   const url = `${task.url}/ingest/events`
   const headers = ingestHeaders(task.ingestToken)

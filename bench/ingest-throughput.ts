@@ -136,7 +136,7 @@ function providerContender (provider: Provider, ingestToken: string, source: Liv
   return {
     label: 'provider',
     async run (first, count, durationSec) {
-      const bodies = Array.from({ length: count }, (_, i) => source.ndjson((first + i) * ingestBatch, ingestBatch))
+      const bodies = Array.from({ length: count }, (_, i) => Buffer.from(source.ndjson((first + i) * ingestBatch, ingestBatch)))
       const agent = postAgent(ingestClients)
       try {
         // A batch partly refused counts what it wrote; the refusals are reported (none are expected).
@@ -202,7 +202,7 @@ export async function measureMemoryIngest (provider: Provider, ingestToken: stri
 }
 
 /** The line protocol the provider writes for a batch of new events: the event points, then their index points. */
-function influxWrites (measurement: string, messages: readonly Message[]): { events: string, index: string } {
+function influxWrites (measurement: string, messages: readonly Message[]): { events: Buffer, index: Buffer } {
   const events: string[] = []
   const index: string[] = []
   for (const message of messages) {
@@ -211,7 +211,7 @@ function influxWrites (measurement: string, messages: readonly Message[]): { eve
     events.push(toLineProtocol(measurement, message, epochMs, slot))
     index.push(toIndexLine(measurement, message, epochMs, slot))
   }
-  return { events: events.join('\n'), index: index.join('\n') }
+  return { events: Buffer.from(events.join('\n')), index: Buffer.from(index.join('\n')) }
 }
 
 export interface InfluxTarget {

@@ -105,7 +105,7 @@ export async function measurePush (setup: PushSetup, context: string): Promise<P
     await sampler.reset()
     const calibration = await subscribers.calibrate(clock)
 
-    const bodies = Array.from({ length: posts }, (_, i) => source.ndjson(i * perPost, perPost))
+    const bodies = Array.from({ length: posts }, (_, i) => Buffer.from(source.ndjson(i * perPost, perPost)))
     const agent = postAgent(16)
     const url = `${provider.url}/ingest/events`
     const headers = ingestHeaders(setup.ingestToken)
