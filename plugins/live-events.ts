@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import { Gauge } from 'prom-client'
 import type { FastifyBaseLogger } from 'fastify'
 import type { MqttSettings, StreamSettings } from '../src/config.js'
-import type { StoredEvent } from '../src/data/event-lines.js'
+import { messageIdOf, type StoredEvent } from '../src/data/event-lines.js'
 import { ClusterWorkerBus } from '../src/live/cluster-bus.js'
 import { EventLog } from '../src/live/event-log.js'
 import { WrittenEvent, type AcceptedEvent, type BrokerStatus, type LiveBus } from '../src/live/live-bus.js'
@@ -83,7 +83,7 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     if (beingWritten.size === 0) return false
     if (beingWrittenIds === undefined) {
       beingWrittenIds = new Set()
-      for (const group of beingWritten) for (const { events } of group) for (const { event } of events) beingWrittenIds.add(event.message.message_id)
+      for (const group of beingWritten) for (const { events } of group) for (const { event } of events) beingWrittenIds.add(messageIdOf(event))
     }
     return beingWrittenIds.has(messageId)
   }
@@ -128,7 +128,7 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       // (with 10,000 streams, a write per stream per ingest of the group held the next group back).
       const accepted: AcceptedEvent[] = []
       for (const settled of outcomes) {
-        if (settled.status === 'fulfilled') for (const { event, json } of settled.value.stored) accepted.push(new WrittenEvent(event.message, json))
+        if (settled.status === 'fulfilled') for (const { event, json } of settled.value.stored) accepted.push(new WrittenEvent(event, json))
       }
       if (accepted.length > 0) bus.publish(accepted)
       outcomes.forEach((settled, i) => {

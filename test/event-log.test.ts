@@ -5,11 +5,10 @@ import type { LiveEvent } from '../src/live/live-event.js'
 import { encodeMessage } from '../src/store/message-json.js'
 
 const T0 = Date.UTC(2025, 0, 1)
-const live = (seq: number, ms: number): LiveEvent => ({
-  seq,
-  message: { message_id: `m${seq}`, message_code: 'C', message_category: 'alert', date_time: new Date(T0 + ms).toISOString(), space_id: 's' },
-  json: `{"message_id":"m${seq}"}`
-})
+const live = (seq: number, ms: number): LiveEvent => {
+  const message: LiveEvent['message'] = { message_id: `m${seq}`, message_code: 'C', message_category: 'alert', date_time: new Date(T0 + ms).toISOString(), space_id: 's' }
+  return { seq, message, json: encodeMessage(message) }
+}
 const ids = (resumed: ReturnType<EventLog['resume']>) => 'events' in resumed ? resumed.events.map((event) => event.seq) : resumed
 
 t.test('resume: the events after the cursor; the head cursor resumes with nothing', async (t) => {
@@ -70,16 +69,33 @@ t.test('since, from dropped events in many minutes, wire-form and with an offset
   }
 })
 
-t.test('a resumed event\'s JSON is its message\'s wire form (the log keeps messages, not their JSON)', async (t) => {
+t.test('a resumed event\'s JSON is the JSON it was accepted with, its message read from it (the log keeps bytes, no message)', async (t) => {
   const log = new EventLog('abc', { events: 100, ms: Infinity })
-  const event: LiveEvent = { seq: 1, message: { message_id: 'm-é', message_code: 'C', message_category: 'notification', date_time: '2025-01-01T00:00:00.000Z', device_id: 'd', space_id: 's/1' }, json: '' }
-  log.append([{ ...event, json: encodeMessage(event.message) }, live(2, 1000)])
+  const message: LiveEvent['message'] = { message_id: 'm-é', message_code: 'C', message_category: 'notification', date_time: '2025-01-01T00:00:00.000Z', device_id: 'd', space_id: 's/1' }
+  const wire = encodeMessage(message)
+  const ingested = live(2, 1000)
+  const body = Buffer.from(`xx${ingested.json}yy`)
+  // One as text (another worker's), one as a view of the bytes it came in (an ingest's), with its time.
+  log.append([{ seq: 1, message, json: wire }, { seq: 2, get message (): never { throw new Error('an ingest\'s message is not read') }, json: 'not read either', epochMs: T0 + 1000, bytes: { bytes: body, start: 2, end: body.length - 2 } }])
+  body.fill(0)
   const resumed = log.resume('abc-0')
   t.ok('events' in resumed)
   if (!('events' in resumed)) return
   t.same(resumed.events.map(({ seq }) => seq), [1, 2])
   t.equal(resumed.events[0]!.json, '{"message_id":"m-é","message_code":"C","message_category":"notification","date_time":"2025-01-01T00:00:00.000Z","device_id":"d","space_id":"s/1"}')
-  t.equal(resumed.events[1]!.json, encodeMessage(resumed.events[1]!.message))
+  t.same(resumed.events[0]!.message, message)
+  t.equal(resumed.events[1]!.json, ingested.json, 'copied, not a view of the body (changed since)')
+  t.same(resumed.events[1]!.message, ingested.message)
+})
+
+t.test('a retention smaller than one append keeps the last events of it, readable', async (t) => {
+  const log = new EventLog('abc', { events: 2, ms: Infinity })
+  log.append([live(1, 0), live(2, 1000), live(3, 2000)])
+  log.append([live(4, 3000), live(5, 4000), live(6, 5000), live(7, 6000)])
+  const resumed = log.resume('abc-5')
+  t.ok('events' in resumed)
+  if ('events' in resumed) t.same(resumed.events.map(({ message }) => message.message_id), ['m6', 'm7'])
+  t.same(log.resume('abc-0'), { since: new Date(T0).toISOString() })
 })
 
 t.test('the log\'s ring, growing and wrapping, resumes as a plain list of the last events would', async (t) => {
@@ -114,4 +130,22 @@ t.test('a resume hands out only the events its filter keeps', async (t) => {
   log.append(Array.from({ length: 10 }, (_, i) => live(i + 1, i * 1000)))
   const resumed = log.resume('abc-2', Date.now(), (message) => Number(message.message_id.slice(1)) % 2 === 0)
   t.same(ids(resumed), [4, 6, 8, 10])
+})
+
+t.test('the JSON of dropped events is let go: what the log holds follows its retention, and reused chunks serve the right events', async (t) => {
+  const log = new EventLog('abc', { events: 1000, ms: Infinity })
+  // 400-byte events: a 1 MiB chunk holds about 2,600, the retention spans one or two chunks.
+  const big = (seq: number): LiveEvent => {
+    const message: LiveEvent['message'] = { message_id: `m${seq}-${'x'.repeat(300)}`, message_code: 'C', message_category: 'alert', date_time: new Date(T0 + seq).toISOString(), space_id: 's' }
+    return { seq, message, json: encodeMessage(message) }
+  }
+  let seq = 0
+  for (let round = 0; round < 200; round++) log.append(Array.from({ length: 500 }, () => big(++seq)))
+  t.ok(log.chunksKept <= 2 + 4, `${log.chunksKept} chunks for 1,000 kept events of 100,000 appended`)
+  const resumed = log.resume(`abc-${seq - 1000}`)
+  t.ok('events' in resumed)
+  if ('events' in resumed) {
+    t.equal(resumed.events.length, 1000)
+    t.ok(resumed.events.every((event, i) => event.json === big(seq - 999 + i).json && event.message.message_id === big(seq - 999 + i).message.message_id), 'each its own JSON, after many chunks were reused')
+  }
 })

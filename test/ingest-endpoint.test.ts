@@ -223,3 +223,25 @@ t.test('the request histogram is a Prometheus histogram: buckets cumulative, +In
   t.match(body, /http_request_duration_seconds_sum\{route="\/svc\/v2\/event_specifications",method="GET",status="200"\} [\d.e-]+/)
   t.match(body, /http_request_duration_seconds_count\{route="unrouted",method="GET",status="404"\} 1/)
 })
+
+t.test('ingested lines in wire form are stored and judged without making their messages; IDs ingested long before are still found', async (t) => {
+  const { WireEvent } = await import('../src/data/wire-line.js')
+  const getter = Object.getOwnPropertyDescriptor(WireEvent.prototype, 'message')!.get!
+  let made = 0
+  Object.defineProperty(WireEvent.prototype, 'message', { configurable: true, get () { made++; return getter.call(this) } })
+  t.teardown(() => { Object.defineProperty(WireEvent.prototype, 'message', { configurable: true, get: getter }) })
+  const { app } = await provider(t)
+  const post = async (lines: unknown[]) => (await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: ndjson(...lines) })).json()
+  const at = (i: number) => new Date(Date.UTC(2025, 2, 2) + i * 1000).toISOString()
+  // 40,000 events in batches of 2,000: several segments of the store, appended and merged.
+  for (let batch = 0; batch < 20; batch++) {
+    const answer = await post(Array.from({ length: 2000 }, (_, i) => event(`w-${batch * 2000 + i}`, { date_time: at(batch * 2000 + i) })))
+    t.equal(answer.written, 2000)
+  }
+  t.equal(made, 0, 'no message made for 40,000 new events in wire form')
+  // Again: the same events unchanged, one of them at another time refused, a new one at a time already taken written.
+  const again = await post([event('w-5', { date_time: at(5) }), event('w-39999', { date_time: at(39999) }), event('w-17', { date_time: at(18) }), event('w-new', { date_time: at(17) })])
+  t.same(again, { written: 1, unchanged: 2, refused: [{ line: 3, reason: 'message_id "w-17" is already stored for a different event' }] })
+  const read = await app.inject({ url: `/svc/v2/events?start_date=${at(16)}&end_date=${at(19)}`, headers: AUTH })
+  t.same(read.json().data.map(({ message_id: id }: { message_id: string }) => id), ['w-16', 'w-17', 'w-new', 'w-18'])
+})

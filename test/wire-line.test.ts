@@ -74,6 +74,10 @@ t.test('a line the scan reads is read the same by the general way, as the same m
     if (scanned !== undefined) {
       taken++
       if (reference === undefined) throw new Error(`scanned, but the general way refuses: ${text}`)
+      // What the scan read without making the message: the same entities and message_id.
+      if (scanned.device_id !== reference.message.device_id || scanned.space_id !== reference.message.space_id || scanned.messageId !== reference.message.message_id) {
+        throw new Error(`other entities or ID read by the scan: ${text}`)
+      }
       // Same fields, same order, same time, and the line is its own wire JSON.
       if (JSON.stringify(scanned.message) !== JSON.stringify(reference.message) || Object.keys(scanned.message).join() !== Object.keys(reference.message).join()) {
         throw new Error(`another message: ${JSON.stringify(scanned.message)} against ${JSON.stringify(reference.message)}`)
@@ -91,10 +95,15 @@ t.test('the scan takes the wire lines of ordinary events, and its identifiers ar
   const event: Message = { message_id: 'm-1', message_code: 'C1', message_category: 'alert', date_time: '2026-11-20T10:00:00.000Z', device_id: 'dev-1', space_id: 'room-1' }
   const first = scan(encodeMessage(event))
   const second = scan(encodeMessage({ ...event, message_id: 'm-2' }))
-  t.same(first, { message: event, epochMs: Date.UTC(2026, 10, 20, 10) })
+  t.same({ message: first?.message, epochMs: first?.epochMs }, { message: event, epochMs: Date.UTC(2026, 10, 20, 10) })
   t.equal(second?.message.device_id, first?.message.device_id)
+  t.equal(second?.device_id, first?.message.device_id, 'the device read by the scan is the message\'s interned string')
+  t.equal(first?.messageId, 'm-1')
   const ofSpace: Message = { message_id: 'm-3', message_code: 'C1', message_category: 'notification', date_time: '2024-02-29T23:59:59.999Z', space_id: 'room-1' }
-  t.same(scan(encodeMessage(ofSpace)), { message: ofSpace, epochMs: Date.UTC(2024, 1, 29, 23, 59, 59, 999) })
+  const spaceEvent = scan(encodeMessage(ofSpace))
+  t.same({ message: spaceEvent?.message, epochMs: spaceEvent?.epochMs, device: spaceEvent?.device_id, space: spaceEvent?.space_id }, { message: ofSpace, epochMs: Date.UTC(2024, 1, 29, 23, 59, 59, 999), device: undefined, space: 'room-1' })
+  t.equal(spaceEvent?.message, spaceEvent?.message, 'the message is made once, then kept')
+  t.equal(jsonTextOf(spaceEvent!), encodeMessage(ofSpace), 'the event is its own wire JSON: the line')
   t.equal(scan(encodeMessage(event) + ' '), undefined, 'a trailing space: the general way')
   t.equal(scan(encodeMessage(event).slice(0, -1)), undefined, 'cut short')
   t.equal(scan(''), undefined)

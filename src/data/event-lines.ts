@@ -8,13 +8,27 @@ import { duplicateKeyIn } from './duplicate-key.js'
 import { compileSchemaCheck } from './schema-check.js'
 import { encodeMessage } from '../store/message-json.js'
 import { jsonBytesOf, type JsonBytes } from './json-bytes.js'
+import { WireEvent } from './wire-line.js'
 
 const recordCheck = compileSchemaCheck(MessageRecord)
 
-/** An event as the stores keep it: the wire object (UTC date_time, field order) and its time. */
+/**
+ * An event as the stores keep it: the wire object (UTC date_time, field order) and its time. The
+ * message may be made only when first read (WireEvent, for a line in the plain wire form).
+ */
 export interface StoredEvent {
-  message: Message
-  epochMs: number
+  readonly message: Message
+  readonly epochMs: number
+}
+
+/** The event's message_id, without making its message when it is a WireEvent. */
+export function messageIdOf (event: StoredEvent): string {
+  return event instanceof WireEvent ? event.messageId : event.message.message_id
+}
+
+/** The event's device and space, without making its message when it is a WireEvent. */
+export function entitiesOf (event: StoredEvent): Pick<Message, 'device_id' | 'space_id'> {
+  return event instanceof WireEvent ? event : event.message
 }
 
 export type EventLine =

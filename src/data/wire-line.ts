@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import type { Message } from '../../schemas/message.js'
 import type { StoredEvent } from './event-lines.js'
+import type { JsonBytes } from './json-bytes.js'
 import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS, daysInMonth, utcMs } from '../time/rfc3339.js'
 import { BACKSLASH, CLOSE_OBJECT, COMMA, DEL, QUOTE, SPACE } from './char-codes.js'
+import { entityNumber } from './entity-numbers.js'
 import { intern } from './intern.js'
 
 /**
@@ -100,19 +102,28 @@ class RememberedIdentifiers {
   #starts = new Int32Array(this.#mask + 1)
   #lengths = new Int32Array(this.#mask + 1)
   #texts: string[] = new Array(this.#mask + 1)
+  /** Each slot's identifier's place in the order they were remembered (slots move as the table grows; these do not). */
+  #orders = new Int32Array(this.#mask + 1)
+  /** By that place: the identifier's entity number (entity-numbers.ts), or -1 until one is asked for. */
+  #entityNumbers = new Int32Array(1024).fill(-1)
   #bytes = Buffer.allocUnsafe(16 * 1024)
   #used = 0
   #size = 0
 
+  /** The identifier's interned string; its place in the remembered order is left in rememberedOrder (-1: not remembered). */
   text (bytes: Buffer, start: number, end: number, hash: number): string {
     const length = end - start
     const mask = this.#mask
     const lengths = this.#lengths
     let slot = slotOf(hash) & mask
     for (let kept = lengths[slot]!; kept !== 0; kept = lengths[slot]!) {
-      if (this.#hashes[slot] === hash && kept === length && sameBytes(this.#bytes, this.#starts[slot]!, bytes, start, length)) return this.#texts[slot]!
+      if (this.#hashes[slot] === hash && kept === length && sameBytes(this.#bytes, this.#starts[slot]!, bytes, start, length)) {
+        rememberedOrder = this.#orders[slot]!
+        return this.#texts[slot]!
+      }
       slot = (slot + 1) & mask
     }
+    rememberedOrder = -1
     if (this.#size >= MAX_REMEMBERED || length > MAX_REMEMBERED_BYTES) return bytes.toString('latin1', start, end)
     const text = intern(bytes.toString('latin1', start, end))
     if (this.#used + length > this.#bytes.length) {
@@ -125,8 +136,25 @@ class RememberedIdentifiers {
     this.#lengths[slot] = length
     this.#hashes[slot] = hash
     this.#texts[slot] = text
+    rememberedOrder = this.#orders[slot] = this.#size
+    if (this.#size === this.#entityNumbers.length) {
+      const numbers = new Int32Array(2 * this.#size).fill(-1)
+      numbers.set(this.#entityNumbers)
+      this.#entityNumbers = numbers
+    }
     if (++this.#size * 2 > mask) this.#grow()
     return text
+  }
+
+  /**
+   * The entity number of a remembered identifier (its place in the remembered order, and its
+   * text), given it when first asked: an ingest numbers each event's device and space by a
+   * read of an array, not a Map lookup each (a tenth of an ingest's time). Asked for only once
+   * an event is accepted, so identifiers the registry does not know are never numbered.
+   */
+  entityNumber (order: number, text: string): number {
+    const known = this.#entityNumbers[order]!
+    return known !== -1 ? known : (this.#entityNumbers[order] = entityNumber(text))
   }
 
   #grow (): void {
@@ -140,6 +168,8 @@ class RememberedIdentifiers {
     this.#starts = new Int32Array(mask + 1)
     this.#lengths = new Int32Array(mask + 1)
     this.#texts = new Array(mask + 1)
+    const orders = this.#orders
+    this.#orders = new Int32Array(mask + 1)
     for (let i = 0; i < lengths.length; i++) {
       if (lengths[i] === 0) continue
       let slot = slotOf(hashes[i]!) & mask
@@ -148,6 +178,7 @@ class RememberedIdentifiers {
       this.#starts[slot] = starts[i]!
       this.#lengths[slot] = lengths[i]!
       this.#texts[slot] = texts[i]!
+      this.#orders[slot] = orders[i]!
     }
   }
 }
@@ -169,6 +200,9 @@ function sameBytes (a: Buffer, aStart: number, b: Buffer, bStart: number, length
 }
 
 const remembered = new RememberedIdentifiers()
+
+/** The remembered order of the identifier the last call of text() read (a second return value, without an object); -1: not remembered. */
+let rememberedOrder = -1
 
 /** Whether the 24 bytes at `at` hold only printable ASCII without quote or backslash (the date-time's text). */
 function isPlainText (bytes: Buffer, at: number, length: number): boolean {
@@ -228,9 +262,12 @@ export interface WireParts {
   /** The interned device ID, or undefined for a space's own event. */
   deviceId: string | undefined
   spaceId: string
+  /** Their places in the remembered identifiers' order (-1: not remembered, or no device), for entity numbers. */
+  deviceOrder: number
+  spaceOrder: number
 }
 
-const parts: WireParts = { idStart: 0, idEnd: 0, codeStart: 0, codeEnd: 0, codeHash: 0, category: 'alert', timeStart: 0, epochMs: 0, deviceId: undefined, spaceId: '' }
+const parts: WireParts = { idStart: 0, idEnd: 0, codeStart: 0, codeEnd: 0, codeHash: 0, category: 'alert', timeStart: 0, epochMs: 0, deviceId: undefined, spaceId: '', deviceOrder: -1, spaceOrder: -1 }
 
 /**
  * Whether the line at bytes[start, end) is in the plain wire form (above), every rule of it
@@ -263,11 +300,13 @@ export function scanWireParts (bytes: Buffer, start: number, end: number): WireP
   at += DATE_TIME_LENGTH
   if (at > end || !isPlainText(bytes, timeStart, DATE_TIME_LENGTH)) return undefined
   let deviceId: string | undefined
+  let deviceOrder = -1
   if (startsWith(bytes, at, end, DEVICE_KEY)) {
     const deviceStart = at + DEVICE_KEY.length
     const deviceEnd = identifierEnd(bytes, deviceStart, end)
     if (deviceEnd === -1) return undefined
     deviceId = remembered.text(bytes, deviceStart, deviceEnd, scannedHash)
+    deviceOrder = rememberedOrder
     at = deviceEnd
   }
   if (!startsWith(bytes, at, end, SPACE_KEY)) return undefined
@@ -276,6 +315,7 @@ export function scanWireParts (bytes: Buffer, start: number, end: number): WireP
   // The line ends right after the space's closing quote and the object's brace.
   if (spaceEnd === -1 || spaceEnd + 2 !== end || bytes[spaceEnd + 1] !== CLOSE_OBJECT) return undefined
   const spaceId = remembered.text(bytes, spaceStart, spaceEnd, scannedHash)
+  const spaceOrder = rememberedOrder
   const epochMs = wireTimeAt(bytes, timeStart)
   if (epochMs === undefined) return undefined
   parts.idStart = idStart
@@ -288,18 +328,91 @@ export function scanWireParts (bytes: Buffer, start: number, end: number): WireP
   parts.epochMs = epochMs
   parts.deviceId = deviceId
   parts.spaceId = spaceId
+  parts.deviceOrder = deviceOrder
+  parts.spaceOrder = spaceOrder
   return parts
 }
 
 /**
  * The event of the line at bytes[start, end) when the line is in the plain wire form (above);
- * otherwise undefined. The message's object is new, its code, category, device and space
- * interned.
+ * otherwise undefined. Its message is not made yet (WireEvent).
  */
-export function scanWireLine (bytes: Buffer, start: number, end: number): StoredEvent | undefined {
+export function scanWireLine (bytes: Buffer, start: number, end: number): WireEvent | undefined {
   const wire = scanWireParts(bytes, start, end)
   if (wire === undefined) return undefined
-  return { message: wireMessage(bytes, wire), epochMs: wire.epochMs }
+  return new WireEvent(bytes, start, end, wire)
+}
+
+/**
+ * An event read from a line in the plain wire form: what the scan read of it (its time, its
+ * device and space, interned, and where its message_id is), and the line itself, which is its
+ * wire JSON byte for byte (so it is also the event's JsonBytes). Its message object, with its
+ * message_id and date_time strings, is made from the bytes the first time one reads `message`.
+ *
+ * Why: an ingest in wire form needs none of it (the registry's check reads the entities, the
+ * memory store keeps bytes and hashes, the file gets the bytes), and every message made was kept
+ * by the store, so the collector copied and traced each ingested event's three objects, and the
+ * messages were a third of an ingest's time with the collector's share (BENCHMARKS.md, "What
+ * profiling found"). Whoever reads it (a stream, MQTT, the InfluxDB store) gets the same
+ * message as the scan would have made.
+ */
+export class WireEvent implements StoredEvent, JsonBytes {
+  readonly bytes: Buffer
+  readonly start: number
+  readonly end: number
+  readonly epochMs: number
+  /** The interned device ID, or undefined for a space's own event (named as the message names it). */
+  readonly device_id: string | undefined
+  /** The interned space ID. */
+  readonly space_id: string
+  /** Where its message_id ends in bytes (it starts WIRE_MESSAGE_ID_START after `start`). */
+  readonly idEnd: number
+  readonly #deviceOrder: number
+  readonly #spaceOrder: number
+  #message: Message | undefined
+
+  constructor (bytes: Buffer, start: number, end: number, wire: WireParts) {
+    this.bytes = bytes
+    this.start = start
+    this.end = end
+    this.epochMs = wire.epochMs
+    this.device_id = wire.deviceId
+    this.space_id = wire.spaceId
+    this.idEnd = wire.idEnd
+    this.#deviceOrder = wire.deviceOrder
+    this.#spaceOrder = wire.spaceOrder
+  }
+
+  /** Its device's entity number (entity-numbers.ts), -1 for a space's own event; numbered when first asked. */
+  get deviceNumber (): number {
+    const deviceId = this.device_id
+    if (deviceId === undefined) return -1
+    return this.#deviceOrder === -1 ? entityNumber(deviceId) : remembered.entityNumber(this.#deviceOrder, deviceId)
+  }
+
+  /** Its space's entity number; numbered when first asked. */
+  get spaceNumber (): number {
+    return this.#spaceOrder === -1 ? entityNumber(this.space_id) : remembered.entityNumber(this.#spaceOrder, this.space_id)
+  }
+
+  get message (): Message {
+    return (this.#message ??= wireMessage(this.bytes, scanWireParts(this.bytes, this.start, this.end)!))
+  }
+
+  /** Its message_id, made from its bytes (and not kept). */
+  get messageId (): string {
+    return this.#message?.message_id ?? this.bytes.toString('latin1', this.start + WIRE_MESSAGE_ID_START, this.idEnd)
+  }
+}
+
+/**
+ * The message of an event's wire JSON (what encodeMessage writes, and what the stores keep):
+ * read from its bytes when it is in the plain wire form, else parsed (a wire JSON's keys are in
+ * the message's order already).
+ */
+export function messageOfWireJson (bytes: Buffer, start: number, end: number): Message {
+  const wire = scanWireParts(bytes, start, end)
+  return wire !== undefined ? wireMessage(bytes, wire) : JSON.parse(bytes.toString('utf8', start, end)) as Message
 }
 
 /** The message of a line scanWireParts accepted, from its parts. */

@@ -25,7 +25,8 @@ export function ndjsonEvents (body: Buffer): EventLine[] | undefined {
     const end = to > from && body[to - 1] === CR ? to - 1 : to
     const wire = scanWireLine(body, from, end)
     if (wire !== undefined) {
-      lines.push({ line, event: wire, json: { bytes: body, start: from, end } })
+      // The line is the event's wire JSON as it is: one object for both.
+      lines.push({ line, event: wire, json: wire })
       anyJson = true
     } else if (!isUtf8(body.subarray(from, end))) {
       // Decoding would put U+FFFD in place of the bad bytes: another event than the one sent.

@@ -1,5 +1,6 @@
 import type { Message } from '../../schemas/message.js'
-import { encodeMessage } from '../store/message-json.js'
+import { copyJsonBytes } from '../data/json-bytes.js'
+import { messageOfWireJson } from '../data/wire-line.js'
 import { formatEventTime } from '../time/rfc3339.js'
 import type { LiveEvent } from './live-event.js'
 
@@ -21,6 +22,12 @@ const MINUTE_MS = 60_000
 /** The log's first room, in events; it doubles up to the retention's count. */
 const INITIAL_CAPACITY = 1024
 
+/** The kept events' JSON is copied into chunks of this size (an event larger than one gets one of its own). */
+const CHUNK_BYTES = 1024 * 1024
+
+/** Chunks let go are kept for reuse, this many at most. */
+const SPARE_CHUNKS = 4
+
 /** Bounds the summary of dropped events (a year of minutes is 525,600). */
 const MAX_DROPPED_MARKS = 100_000
 
@@ -40,11 +47,14 @@ export class EventLog {
   readonly logId: string
   readonly #retention: Retention
   /**
-   * The kept events' seqs and messages, not their JSON: a million JSON strings kept in the heap
-   * were a third of what the collector copied per ingested event (BENCHMARKS.md, "What profiling
-   * found"). A resumed event's JSON is made again from its message, which gives the same bytes
-   * (LiveEvent.json is always the message's wire form, encodeMessage's), and only for the events a
-   * resuming stream's filter keeps.
+   * The kept events' seqs, times and wire JSON, no message and no string: their JSON copied into
+   * chunks of CHUNK_BYTES, one after another, and each event's chunk and place in typed arrays. A
+   * chunk is let go once its last event is dropped, and kept for reuse (a few of them): once the
+   * retention is reached, new events go into the memory of dropped ones instead of fresh pages.
+   * A resumed event's message is read from its JSON, only for the events a resuming stream asks
+   * for. Messages kept here, one object and two strings an event, were what the collector copied
+   * and traced per ingested event, a third of an ingest's time; the ingest's own path makes none
+   * (WrittenEvent; BENCHMARKS.md, "What profiling found").
    *
    * A ring: the oldest kept event at #head, #count of them, wrapping at the arrays' length; it
    * doubles while it holds fewer than the retention's count, and once it does, each new event
@@ -53,7 +63,17 @@ export class EventLog {
    */
   #seqs = new Float64Array(INITIAL_CAPACITY)
   #acceptedAt = new Float64Array(INITIAL_CAPACITY)
-  #messages: Array<Message | undefined> = new Array(INITIAL_CAPACITY)
+  #epochMs = new Float64Array(INITIAL_CAPACITY)
+  #chunkOf = new Float64Array(INITIAL_CAPACITY)
+  #starts = new Uint32Array(INITIAL_CAPACITY)
+  #ends = new Uint32Array(INITIAL_CAPACITY)
+  /** The chunks holding kept events, by number; the last one is written to. */
+  readonly #chunks = new Map<number, Buffer>()
+  #chunkNumber = -1
+  #chunk: Buffer | undefined
+  #chunkUsed = 0
+  /** Chunks let go, for reuse. */
+  readonly #spareChunks: Buffer[] = []
   #head = 0
   #count = 0
   #lastSeq = 0
@@ -92,13 +112,50 @@ export class EventLog {
       if (this.#count >= maxEvents && this.#count > 0) this.#dropOldest()
       if (this.#count === this.#seqs.length) this.#grow()
       const slot = this.#slot(this.#count)
+      // An ingest's JSON as bytes, copied; another worker's or instance's from its text (`json`
+      // only then: an ingest's text is not made for the log).
+      const { bytes } = event
+      const text = bytes === undefined ? event.json : undefined
+      const size = bytes !== undefined ? bytes.end - bytes.start : Buffer.byteLength(text!)
+      const chunk = this.#room(size)
+      const start = this.#chunkUsed
+      this.#chunkUsed = bytes !== undefined ? copyJsonBytes(bytes, chunk, start) : start + chunk.write(text!, start, 'utf8')
       this.#seqs[slot] = event.seq
       this.#acceptedAt[slot] = now
-      this.#messages[slot] = event.message
+      this.#epochMs[slot] = event.epochMs ?? Date.parse(event.message.date_time)
+      this.#chunkOf[slot] = this.#chunkNumber
+      this.#starts[slot] = start
+      this.#ends[slot] = this.#chunkUsed
       this.#count++
       this.#lastSeq = event.seq
     }
     this.#dropExpired(now)
+  }
+
+  /** The chunk to write `size` bytes to: the current one, or a new one (spare, or fresh) when they do not fit. */
+  #room (size: number): Buffer {
+    if (this.#chunk !== undefined && this.#chunkUsed + size <= this.#chunk.length) return this.#chunk
+    const chunk = size > CHUNK_BYTES ? Buffer.allocUnsafeSlow(size) : this.#spareChunks.pop() ?? Buffer.allocUnsafeSlow(CHUNK_BYTES)
+    this.#chunkNumber++
+    // The one written before stays while it holds kept events (it goes when its last is dropped).
+    if (this.#chunk !== undefined && (this.#count === 0 || this.#chunkOf[this.#slot(this.#count - 1)] !== this.#chunkNumber - 1)) this.#release(this.#chunkNumber - 1)
+    this.#chunks.set(this.#chunkNumber, chunk)
+    this.#chunk = chunk
+    this.#chunkUsed = 0
+    return chunk
+  }
+
+  /** A chunk none of whose events is kept any more: let go, and kept for reuse if there is room. */
+  #release (number: number): void {
+    const chunk = this.#chunks.get(number)
+    if (chunk === undefined) return
+    this.#chunks.delete(number)
+    if (chunk.length === CHUNK_BYTES && this.#spareChunks.length < SPARE_CHUNKS) this.#spareChunks.push(chunk)
+  }
+
+  /** How many chunks of JSON are kept, spare ones included (for tests of what the log holds on to). */
+  get chunksKept (): number {
+    return this.#chunks.size + this.#spareChunks.length
   }
 
   /**
@@ -116,8 +173,12 @@ export class EventLog {
     const events: LiveEvent[] = []
     for (let i = seq + 1 - firstSeq; i < this.#count; i++) {
       const slot = this.#slot(i)
-      const message = this.#messages[slot]!
-      if (keep === undefined || keep(message)) events.push(new LoggedEvent(this.#seqs[slot]!, message))
+      const chunk = this.#chunks.get(this.#chunkOf[slot]!)!
+      const start = this.#starts[slot]!
+      const end = this.#ends[slot]!
+      const message = messageOfWireJson(chunk, start, end)
+      // Its text made now: the chunk is reused once its events are dropped.
+      if (keep === undefined || keep(message)) events.push({ seq: this.#seqs[slot]!, message, json: chunk.toString('utf8', start, end) })
     }
     return { events }
   }
@@ -131,27 +192,28 @@ export class EventLog {
   /** Twice the room, the kept events moved to its start in order. */
   #grow (): void {
     const capacity = Math.min(this.#seqs.length * 2, Math.max(this.#retention.events, this.#seqs.length + 1))
-    const seqs = new Float64Array(capacity)
-    const acceptedAt = new Float64Array(capacity)
-    const messages: Array<Message | undefined> = new Array(capacity)
-    for (let i = 0; i < this.#count; i++) {
-      const slot = this.#slot(i)
-      seqs[i] = this.#seqs[slot]!
-      acceptedAt[i] = this.#acceptedAt[slot]!
-      messages[i] = this.#messages[slot]
+    const count = this.#count
+    const moved = <T extends Float64Array | Uint32Array>(array: T, larger: T): T => {
+      for (let i = 0; i < count; i++) larger[i] = array[this.#slot(i)]!
+      return larger
     }
-    this.#seqs = seqs
-    this.#acceptedAt = acceptedAt
-    this.#messages = messages
+    this.#seqs = moved(this.#seqs, new Float64Array(capacity))
+    this.#acceptedAt = moved(this.#acceptedAt, new Float64Array(capacity))
+    this.#epochMs = moved(this.#epochMs, new Float64Array(capacity))
+    this.#chunkOf = moved(this.#chunkOf, new Float64Array(capacity))
+    this.#starts = moved(this.#starts, new Uint32Array(capacity))
+    this.#ends = moved(this.#ends, new Uint32Array(capacity))
     this.#head = 0
   }
 
   #dropOldest (): void {
     const head = this.#head
-    this.#markDropped(this.#seqs[head]!, this.#messages[head]!)
-    this.#messages[head] = undefined
+    const chunk = this.#chunkOf[head]!
+    this.#markDropped(this.#seqs[head]!, this.#epochMs[head]!)
     this.#head = head + 1 === this.#seqs.length ? 0 : head + 1
     this.#count--
+    // The chunk's last kept event: the chunk is let go, unless it is the one written to.
+    if ((this.#count === 0 || this.#chunkOf[this.#head] !== chunk) && chunk !== this.#chunkNumber) this.#release(chunk)
   }
 
   #firstSeq (): number {
@@ -186,7 +248,7 @@ export class EventLog {
     // No mark after it: the events after the cursor came before this process joined the log.
     earliest = Math.min(earliest, low < marks.length ? marks[low]!.minuteMs : this.#startedMs())
     for (let i = 0; i < this.#count; i++) {
-      const ms = Date.parse(this.#messages[this.#slot(i)]!.date_time)
+      const ms = this.#epochMs[this.#slot(i)]!
       if (ms < earliest) earliest = ms
     }
     return formatEventTime(Number.isFinite(earliest) ? earliest : Date.now())
@@ -202,8 +264,8 @@ export class EventLog {
     while (this.#count > 0 && (this.#count > maxEvents || this.#acceptedAt[this.#head]! < now - maxMs)) this.#dropOldest()
   }
 
-  #markDropped (seq: number, message: Message): void {
-    const minuteMs = this.#minuteOf(message.date_time)
+  #markDropped (seq: number, epochMs: number): void {
+    const minuteMs = Math.floor(epochMs / MINUTE_MS) * MINUTE_MS
     const marks = this.#droppedMarks
     const last = marks[marks.length - 1]
     if (last !== undefined && last.minuteMs === minuteMs) {
@@ -220,36 +282,5 @@ export class EventLog {
       }
     }
     this.#lastDroppedSeq = seq
-  }
-
-  /** The last minute parsed, by its text: events dropped one after another mostly share it. */
-  #minuteText = ''
-  #minuteMs = 0
-
-  /** The date-time's minute, floored; parsed once per minute for wire-form (UTC) date-times. */
-  #minuteOf (dateTime: string): number {
-    const wire = dateTime.length === 24 && dateTime.charCodeAt(23) === 0x5a // ...Z
-    if (wire && this.#minuteText !== '' && dateTime.startsWith(this.#minuteText)) return this.#minuteMs
-    const minuteMs = Math.floor(Date.parse(dateTime) / MINUTE_MS) * MINUTE_MS
-    if (wire) {
-      this.#minuteText = dateTime.slice(0, 17) // through the minute and its colon
-      this.#minuteMs = minuteMs
-    }
-    return minuteMs
-  }
-}
-
-/** A kept event as a resume hands it out: its JSON made when it is read. */
-class LoggedEvent implements LiveEvent {
-  readonly seq: number
-  readonly message: Message
-
-  constructor (seq: number, message: Message) {
-    this.seq = seq
-    this.message = message
-  }
-
-  get json (): string {
-    return encodeMessage(this.message)
   }
 }

@@ -1,28 +1,43 @@
 import type { Message } from '../../schemas/message.js'
+import type { StoredEvent } from '../data/event-lines.js'
 import { jsonTextOf, type JsonBytes } from '../data/json-bytes.js'
 import type { LiveEvent, LiveSource } from './live-event.js'
 
-/** An accepted event on its way to the bus: the message and its wire JSON. */
+/** An accepted event on its way to the bus: the message and its wire JSON (and, as LiveEvent has them, its time and bytes). */
 export interface AcceptedEvent {
   readonly message: Message
   readonly json: string
+  readonly epochMs?: number | undefined
+  readonly bytes?: JsonBytes | undefined
 }
 
 /**
- * An event this process stored, with its wire JSON as the store took it (bytes): the text is
- * made when a live channel first reads it. With no stream open, no MQTT and no other worker,
- * nothing does, and an ingest makes no string per event. The bytes (a view of the request's
- * body) are let go once the text is made; until then they live as long as the event is on its
- * way, a turn or two.
+ * An event this process stored, with its wire JSON as the store took it (bytes): its message
+ * and its text are made when a live channel first reads them (a stream, MQTT, another worker).
+ * With none of those, an ingest makes neither (the event log keeps a copy of the bytes). The
+ * bytes (a view of the request's body) are let go once the text is made; until then they live
+ * as long as the event is on its way, a turn or two.
  */
 export class WrittenEvent implements AcceptedEvent {
-  readonly message: Message
+  readonly #event: StoredEvent
   #bytes: JsonBytes | undefined
   #json: string | undefined
 
-  constructor (message: Message, bytes: JsonBytes) {
-    this.message = message
+  constructor (event: StoredEvent, bytes: JsonBytes) {
+    this.#event = event
     this.#bytes = bytes
+  }
+
+  get message (): Message {
+    return this.#event.message
+  }
+
+  get epochMs (): number {
+    return this.#event.epochMs
+  }
+
+  get bytes (): JsonBytes | undefined {
+    return this.#bytes
   }
 
   get json (): string {

@@ -1,4 +1,5 @@
 import type { Message } from '../../schemas/message.js'
+import type { JsonBytes } from '../data/json-bytes.js'
 
 /** An event the provider accepted, as the live channels carry it. */
 export interface LiveEvent {
@@ -7,6 +8,10 @@ export interface LiveEvent {
   readonly message: Message
   /** Its wire JSON, byte for byte as the events endpoint serves it. */
   readonly json: string
+  /** Its time (its date_time's), when the event has it at hand: read instead of the message. */
+  readonly epochMs?: number | undefined
+  /** Its wire JSON as bytes, when the event came with them (an ingest's): read instead of `json`. */
+  readonly bytes?: JsonBytes | undefined
 }
 
 /** Where an accepted event comes from, as a process of the provider sees it. */

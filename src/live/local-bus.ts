@@ -1,4 +1,5 @@
 import type { Message } from '../../schemas/message.js'
+import type { JsonBytes } from '../data/json-bytes.js'
 import type { LiveEvent } from './live-event.js'
 import { newLogId, SerialQueue, type AcceptedEvent, type BrokerStatus, type LiveBus, type LiveListener } from './live-bus.js'
 import type { MqttPublisher } from './mqtt-publisher.js'
@@ -44,16 +45,26 @@ export class LocalBus implements LiveBus {
   }
 }
 
-/** An accepted event with its seq; its JSON read from the accepted event when asked for (see WrittenEvent). */
+/** An accepted event with its seq; its message and JSON read from the accepted event when asked for (see WrittenEvent). */
 class SequencedEvent implements LiveEvent {
   readonly seq: number
-  readonly message: Message
   readonly #accepted: AcceptedEvent
 
   constructor (seq: number, accepted: AcceptedEvent) {
     this.seq = seq
-    this.message = accepted.message
     this.#accepted = accepted
+  }
+
+  get message (): Message {
+    return this.#accepted.message
+  }
+
+  get epochMs (): number | undefined {
+    return this.#accepted.epochMs
+  }
+
+  get bytes (): JsonBytes | undefined {
+    return this.#accepted.bytes
   }
 
   get json (): string {

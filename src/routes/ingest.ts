@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Counter } from 'prom-client'
 import { ErrorObject } from '../../schemas/error.js'
 import { IngestResponse, NDJSON_CONTENT_TYPE } from '../../schemas/ingest.js'
-import type { EventLine } from '../data/event-lines.js'
+import { entitiesOf, type EventLine } from '../data/event-lines.js'
 import { sendError } from '../http/replies.js'
 import { jsonArrayEvents, ndjsonEvents } from '../ingest/ingest-body.js'
 import type { TokenScope } from '../../schemas/tokens.js'
@@ -82,15 +82,16 @@ function servableEvents (lines: readonly EventLine[], registry: EntityRegistry, 
       refused.push({ line: parsed.line, reason: parsed.problem })
       continue
     }
-    const { message } = parsed.event
-    const outOfScope = scope === undefined ? undefined : registry.scopeRefusal(message, scope)
+    // Its device and space only: a line in wire form keeps its message unmade (WireEvent).
+    const entities = entitiesOf(parsed.event)
+    const outOfScope = scope === undefined ? undefined : registry.scopeRefusal(entities, scope)
     if (outOfScope !== undefined) {
       refused.push({ line: parsed.line, reason: outOfScope })
-    } else if (registry.knowsEntityOf(message)) {
+    } else if (registry.knowsEntityOf(entities)) {
       events.push(parsed)
     } else {
       // It could never be served: refused rather than stored out of sight.
-      const entity = message.device_id !== undefined ? `device ${JSON.stringify(message.device_id)}` : `space ${JSON.stringify(message.space_id)}`
+      const entity = entities.device_id !== undefined ? `device ${JSON.stringify(entities.device_id)}` : `space ${JSON.stringify(entities.space_id)}`
       refused.push({ line: parsed.line, reason: `${entity} is not in the entities file` })
     }
   }

@@ -1,12 +1,13 @@
 import type { Message } from '../../../schemas/message.js'
-import { sameEvent, type StoredEvent } from '../../data/event-lines.js'
+import { messageIdOf, sameEvent, type StoredEvent } from '../../data/event-lines.js'
+import { WireEvent, WIRE_MESSAGE_ID_START } from '../../data/wire-line.js'
 import { compareMessageIds } from '../event-order.js'
 import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, type EventStore, type StoreHealth, type StoredEntities } from '../event-store.js'
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
 import { EventsFileAppender } from './events-file-appender.js'
 import { MemorySegment } from './memory-segment.js'
 import { joinJsonBytes } from '../../data/json-bytes.js'
-import { messageIdHash } from './message-id-table.js'
+import { MessageIdTable, messageIdHash, messageIdHashOfBytes } from './message-id-table.js'
 
 /**
  * Segments up to this many events are merged as ingests add them (two of similar size at a
@@ -29,9 +30,17 @@ export class MemoryEventStore implements EventStore {
   readonly kind = 'memory'
   readonly #segments: MemorySegment[] = []
   readonly #appender: EventsFileAppender | undefined
-  /** The events added after the first segment, in the order they came, and by message_id (one lookup whatever the segments). */
-  readonly #added: Message[] = []
-  readonly #addedById = MemorySegment.messageIdTable(this.#added)
+  /**
+   * The events added after the first segment, by message_id (one lookup whatever the segments):
+   * their message_ids' hashes, each with the event's number in the order they came, and their
+   * times by that number. No message is kept for them: a hash that matches is followed to the
+   * segments by time, where the event's message_id is read (from its bytes, when its message is
+   * not made), so an ingested event costs the collector nothing (BENCHMARKS.md, "What profiling
+   * found").
+   */
+  readonly #addedById = new MessageIdTable(() => { throw new Error('the added events are found by findWhere') })
+  #addedTimes = new Float64Array(1024)
+  #addedCount = 0
   /** Segments are built from this one on (the first, loaded one, is never rebuilt). */
   #firstMergeable = 1
   /** Where a group's lines are put together for the file, kept from one group to the next. */
@@ -121,9 +130,15 @@ export class MemoryEventStore implements EventStore {
 
   /** Events another process has already appended to the same file (cluster workers): served from now on. */
   takeWrittenElsewhere (events: readonly StoredEvent[]): void {
-    const fresh = events.filter(({ message }) => this.#stored(message.message_id) === undefined)
+    const hashes: number[] = []
+    const fresh = events.filter(({ message }) => {
+      const hash = messageIdHash(message.message_id)
+      if (this.#stored(hash, () => message.message_id) !== undefined) return false
+      hashes.push(hash)
+      return true
+    })
     if (fresh.length > 0) {
-      this.#remember(fresh.map(({ message }) => message))
+      this.#remember(fresh, hashes)
       this.#add(new MemorySegment(fresh))
     }
   }
@@ -135,28 +150,29 @@ export class MemoryEventStore implements EventStore {
     }
     // The group's own new events, by message_id: a later call (or line) of the group with one of
     // their IDs is judged against them.
-    const accepted: Message[] = []
-    const acceptedHashes: number[] = []
-    const acceptedById = MemorySegment.messageIdTable(accepted, group.reduce((sum, { events }) => sum + events.length, 0), 1)
-    const outcomes: WriteOutcome[] = []
     const stored: IngestEvent[] = []
+    const storedHashes: number[] = []
+    const storedById = new MessageIdTable((index) => messageIdOf(stored[index]!.event), group.reduce((sum, { events }) => sum + events.length, 0), 1)
+    const outcomes: WriteOutcome[] = []
     for (const { events } of group) {
       const outcome: WriteOutcome = { written: 0, unchanged: 0, refused: [], stored: [] }
       for (const ingest of events) {
-        const { message } = ingest.event
-        const hash = messageIdHash(message.message_id)
-        const inGroup = acceptedById.get(message.message_id, hash)
-        const known = inGroup !== -1 ? accepted[inGroup] : this.#stored(message.message_id, hash)
+        const { event } = ingest
+        const hash = ingestedIdHash(event)
+        // Its string is made only when an event with the same hash is found (rare for a new ID).
+        let idText: string | undefined
+        const id = (): string => (idText ??= messageIdOf(event))
+        const inGroup = storedById.find(hash, id)
+        const known = inGroup !== -1 ? stored[inGroup]!.event.message : this.#stored(hash, id)
         if (known === undefined) {
-          acceptedById.add(message.message_id, accepted.length, hash)
-          accepted.push(message)
-          acceptedHashes.push(hash)
-          outcome.stored.push(ingest)
+          storedById.addHashed(hash, stored.length)
           stored.push(ingest)
-        } else if (sameEvent(known, message)) {
+          storedHashes.push(hash)
+          outcome.stored.push(ingest)
+        } else if (sameEvent(known, event.message)) {
           outcome.unchanged++
         } else {
-          outcome.refused.push({ line: ingest.line, reason: `message_id ${JSON.stringify(message.message_id)} is already stored for a different event` })
+          outcome.refused.push({ line: ingest.line, reason: `message_id ${JSON.stringify(id())} is already stored for a different event` })
         }
       }
       outcome.written = outcome.stored.length
@@ -180,7 +196,7 @@ export class MemoryEventStore implements EventStore {
       for (const call of group) call.reject(error)
       return
     }
-    this.#remember(accepted, acceptedHashes)
+    this.#remember(stored.map(({ event }) => event), storedHashes)
     const segments = this.#segments
     if (appended !== undefined && (base === undefined || segments[segments.length - 1] === base)) {
       if (base !== undefined) segments.pop()
@@ -193,19 +209,44 @@ export class MemoryEventStore implements EventStore {
     group.forEach((call, i) => { call.resolve(outcomes[i]!) })
   }
 
-  #stored (messageId: string, hash = messageIdHash(messageId)): Message | undefined {
-    const loaded = this.#segments[0]!.messageWithId(messageId, hash)
+  /**
+   * The stored event with the message_id whose messageIdHash this is, if any; `id` makes the
+   * ID's string, called only when an event with that hash is found.
+   */
+  #stored (hash: number, id: () => string): Message | undefined {
+    const loaded = this.#segments[0]!.messageWithIdHash(hash, id)
     if (loaded !== undefined) return loaded
-    const added = this.#addedById.get(messageId, hash)
-    return added === -1 ? undefined : this.#added[added]
+    let found: Message | undefined
+    this.#addedById.findWhere(hash, (number) => (found = this.#addedAt(this.#addedTimes[number]!, id())) !== undefined)
+    return found
   }
 
-  /** Messages added after the first segment, by message_id (`hashes`: their messageIdHash, when known). */
-  #remember (messages: readonly Message[], hashes?: readonly number[]): void {
-    for (let i = 0; i < messages.length; i++) {
-      const message = messages[i]!
-      this.#addedById.add(message.message_id, this.#added.length, hashes?.[i])
-      this.#added.push(message)
+  /** The added event at this time with this message_id, from the segments after the first. */
+  #addedAt (epochMs: number, id: string): Message | undefined {
+    const segments = this.#segments
+    for (let i = 1; i < segments.length; i++) {
+      const segment = segments[i]!
+      if (epochMs < segment.firstMs || epochMs > segment.lastMs) continue
+      const message = segment.messageWithIdAt(epochMs, id)
+      if (message !== undefined) return message
+    }
+    return undefined
+  }
+
+  /** Events added after the first segment, by message_id (`hashes`: their messageIdHash). */
+  #remember (events: readonly StoredEvent[], hashes: readonly number[]): void {
+    const needed = this.#addedCount + events.length
+    if (needed > this.#addedTimes.length) {
+      let capacity = this.#addedTimes.length
+      while (capacity < needed) capacity *= 2
+      const times = new Float64Array(capacity)
+      times.set(this.#addedTimes.subarray(0, this.#addedCount))
+      this.#addedTimes = times
+    }
+    for (let i = 0; i < events.length; i++) {
+      const number = this.#addedCount++
+      this.#addedTimes[number] = events[i]!.epochMs
+      this.#addedById.addHashed(hashes[i]!, number)
     }
   }
 
@@ -227,6 +268,17 @@ export class MemoryEventStore implements EventStore {
     }
     segments.push(segment)
   }
+}
+
+/**
+ * messageIdHash of an ingested event's message_id: from the line's bytes for an event read in
+ * wire form (its ID is printable ASCII, a byte a UTF-16 code unit: the same hash), so its
+ * message is not made for it.
+ */
+function ingestedIdHash (event: StoredEvent): number {
+  return event instanceof WireEvent
+    ? messageIdHashOfBytes(event.bytes, event.start + WIRE_MESSAGE_ID_START, event.idEnd)
+    : messageIdHash(event.message.message_id)
 }
 
 /** A call of writeEvents waiting for its group commit. */

@@ -1,5 +1,5 @@
 import type { Message } from '../../../schemas/message.js'
-import type { StoredEvent } from '../../data/event-lines.js'
+import { messageIdOf, type StoredEvent } from '../../data/event-lines.js'
 import { entityIdOf, entityNumber } from '../../data/entity-numbers.js'
 import { intern } from '../../data/intern.js'
 import { compareMessageIds } from '../event-order.js'
@@ -7,7 +7,7 @@ import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, ty
 import { encodeMessageList } from '../message-json.js'
 import { matchesExclusiveFilter, matchesFilters } from '../store-contract.js'
 import { copyJsonBytes, joinJsonBytes, type JsonBytes } from '../../data/json-bytes.js'
-import { scanWireParts, wireMessage, wireMessageIdEnd, WIRE_MESSAGE_ID_START } from '../../data/wire-line.js'
+import { messageOfWireJson, wireMessageIdEnd, WireEvent, WIRE_MESSAGE_ID_START } from '../../data/wire-line.js'
 import { MessageIdTable, messageIdHash, messageIdHashOfBytes } from './message-id-table.js'
 
 /**
@@ -53,17 +53,41 @@ interface SharedRoom {
   times: Float64Array
   offsets: Uint32Array
   json: Buffer
+  /** The events' facts (EventFacts), so that no segment on the room reads a message to index or check them. */
+  deviceNumbers: Int32Array
+  spaceNumbers: Int32Array
   /** Events written so far: the newest segment's size (only that one may be appended to). */
   used: number
 }
 
 /** Whether event i of a comes before event j of b in answer order. */
 function comesFirst (a: MemorySegment, i: number, b: MemorySegment, j: number): boolean {
-  return a.timeAt(i) < b.timeAt(j) || (a.timeAt(i) === b.timeAt(j) && compareMessageIds(a.messageAt(i).message_id, b.messageAt(j).message_id) < 0)
+  return a.timeAt(i) < b.timeAt(j) || (a.timeAt(i) === b.timeAt(j) && compareMessageIds(a.idAt(i), b.idAt(j)) < 0)
 }
 
 function byTimeThenId (a: StoredEvent, b: StoredEvent): number {
-  return a.epochMs !== b.epochMs ? a.epochMs - b.epochMs : compareMessageIds(a.message.message_id, b.message.message_id)
+  return a.epochMs !== b.epochMs ? a.epochMs - b.epochMs : compareMessageIds(messageIdOf(a), messageIdOf(b))
+}
+
+/**
+ * What a segment keeps of an ingested event: nothing for one read from a line in wire form (its
+ * message is made from the segment's bytes when an answer first reads it, as for the loaded
+ * events), the message in its stored form otherwise.
+ */
+function keptMessage (event: StoredEvent): Message | undefined {
+  return event instanceof WireEvent ? undefined : storedForm(event.message)
+}
+
+/** The device's and the space's numbers of an event (-1: none), without making a WireEvent's message. */
+function numberEntitiesOf (event: StoredEvent, position: number, deviceNumbers: Int32Array, spaceNumbers: Int32Array): void {
+  if (event instanceof WireEvent) {
+    deviceNumbers[position] = event.deviceNumber
+    spaceNumbers[position] = event.spaceNumber
+    return
+  }
+  const { device_id: deviceId, space_id: spaceId } = event.message
+  deviceNumbers[position] = deviceId === undefined ? -1 : entityNumber(deviceId)
+  spaceNumbers[position] = spaceId === undefined ? -1 : entityNumber(spaceId)
 }
 
 /**
@@ -146,17 +170,20 @@ export class MemorySegment {
   static fromEncoded (events: ReadonlyArray<{ readonly event: StoredEvent, readonly json: JsonBytes }>): MemorySegment {
     const ordered = MemorySegment.inAnswerOrder(events)
     const count = ordered.length
-    const messages: Message[] = new Array(count)
+    const messages: Array<Message | undefined> = new Array(count)
     const times = new Float64Array(count)
+    const deviceNumbers = new Int32Array(count)
+    const spaceNumbers = new Int32Array(count)
     const pieces: JsonBytes[] = new Array(count)
     for (let i = 0; i < count; i++) {
       const { event, json } = ordered[i]!
-      messages[i] = storedForm(event.message)
+      messages[i] = keptMessage(event)
       times[i] = event.epochMs
+      numberEntitiesOf(event, i, deviceNumbers, spaceNumbers)
       pieces[i] = json
     }
     const { bytes: json, offsets } = joinJsonBytes(pieces, false)
-    return new MemorySegment([], { messages, times, json, offsets, lazyIndexes: true })
+    return new MemorySegment([], { messages, times, json, offsets, lazyIndexes: true, numbers: { deviceNumbers, spaceNumbers } })
   }
 
   /**
@@ -169,8 +196,10 @@ export class MemorySegment {
   static appendEncoded (a: MemorySegment | undefined, events: ReadonlyArray<{ readonly event: StoredEvent, readonly json: JsonBytes }>, expectedSize = 0): MemorySegment | undefined {
     const base = a ?? EMPTY
     if (base.size > 0 && events.length > 0) {
-      const last: StoredEvent = { message: base.#messageAt(base.size - 1), epochMs: base.#times[base.size - 1]! }
-      if (byTimeThenId(last, events[0]!.event) >= 0) return undefined
+      // After the last event: by time, and by message_id only when the times are equal.
+      const lastMs = base.#times[base.size - 1]!
+      const { event: first } = events[0]!
+      if (first.epochMs < lastMs || (first.epochMs === lastMs && compareMessageIds(base.#idAt(base.size - 1), messageIdOf(first)) >= 0)) return undefined
     }
     const size = base.size + events.length
     const baseBytes = base.#jsonOffsets[base.size]!
@@ -182,11 +211,12 @@ export class MemorySegment {
       end = copyJsonBytes(events[i]!.json, room.json, end)
       room.offsets[base.size + i + 1] = end
     }
-    const { messages, times } = room
+    const { messages, times, deviceNumbers, spaceNumbers } = room
     for (let k = 0; k < events.length; k++) {
       const { event } = events[k]!
-      messages.push(storedForm(event.message))
+      messages.push(keptMessage(event))
       times[base.size + k] = event.epochMs
+      numberEntitiesOf(event, base.size + k, deviceNumbers, spaceNumbers)
     }
     return MemorySegment.#claim(room, size, end)
   }
@@ -201,6 +231,8 @@ export class MemorySegment {
     const messages: Array<Message | undefined> = new Array(total)
     const times = new Float64Array(total)
     const offsets = new Uint32Array(total + 1)
+    const deviceNumbers = new Int32Array(total)
+    const spaceNumbers = new Int32Array(total)
     const json = Buffer.allocUnsafe(a.#jsonOffsets[a.size]! + b.#jsonOffsets[b.size]!)
     let i = 0
     let j = 0
@@ -210,6 +242,9 @@ export class MemorySegment {
     const take = (segment: MemorySegment, from: number, to: number) => {
       const start = segment.#jsonOffsets[from]!
       segment.#json.copy(json, bytes, start, segment.#jsonOffsets[to]!)
+      const facts = segment.#facts()
+      deviceNumbers.set(facts.deviceNumbers.subarray(from, to), out)
+      spaceNumbers.set(facts.spaceNumbers.subarray(from, to), out)
       for (let k = from; k < to; k++) {
         // As it is (a message not made yet is made from the same bytes, copied along).
         messages[out] = segment.#messages[k]
@@ -227,7 +262,7 @@ export class MemorySegment {
       while (j < b.size && (i >= a.size || !comesFirst(a, i, b, j))) j++
       if (j > otherStart) take(b, otherStart, j)
     }
-    return new MemorySegment([], { messages, times, json, offsets, lazyIndexes: a.#byDevice === undefined || b.#byDevice === undefined })
+    return new MemorySegment([], { messages, times, json, offsets, lazyIndexes: a.#byDevice === undefined || b.#byDevice === undefined, numbers: { deviceNumbers, spaceNumbers } })
   }
 
   /**
@@ -247,6 +282,9 @@ export class MemorySegment {
     const { messages, times, offsets } = room
     b.#json.copy(room.json, aBytes, 0, b.#jsonOffsets[b.size]!)
     times.set(b.#times.subarray(0, b.size), a.size)
+    const facts = b.#facts()
+    room.deviceNumbers.set(facts.deviceNumbers.subarray(0, b.size), a.size)
+    room.spaceNumbers.set(facts.spaceNumbers.subarray(0, b.size), a.size)
     for (let k = 0; k < b.size; k++) {
       messages.push(b.#messages[k])
       offsets[a.size + k + 1] = aBytes + b.#jsonOffsets[k + 1]!
@@ -264,7 +302,8 @@ export class MemorySegment {
       times: room.times.subarray(0, size),
       json: room.json.subarray(0, bytes),
       offsets: room.offsets.subarray(0, size + 1),
-      lazyIndexes: true
+      lazyIndexes: true,
+      numbers: { deviceNumbers: room.deviceNumbers.subarray(0, size), spaceNumbers: room.spaceNumbers.subarray(0, size) }
     })
   }
 
@@ -291,9 +330,16 @@ export class MemorySegment {
       times: new Float64Array(events),
       offsets: new Uint32Array(events + 1),
       json: Buffer.allocUnsafe(Math.max(256 * 1024, Math.min(2 * bytes, bytes + ROOM_ESTIMATE_MAX), estimate)),
+      deviceNumbers: new Int32Array(events),
+      spaceNumbers: new Int32Array(events),
       used: a.size
     }
     fresh.times.set(a.#times.subarray(0, a.size))
+    if (a.size > 0) {
+      const facts = a.#facts()
+      fresh.deviceNumbers.set(facts.deviceNumbers.subarray(0, a.size))
+      fresh.spaceNumbers.set(facts.spaceNumbers.subarray(0, a.size))
+    }
     fresh.offsets.set(a.#jsonOffsets.subarray(0, a.size + 1))
     a.#json.copy(fresh.json, 0, 0, aBytes)
     return fresh
@@ -349,11 +395,18 @@ export class MemorySegment {
     const json = this.#json
     const start = this.#jsonOffsets[position]!
     const end = this.#jsonOffsets[position + 1]!
-    const wire = scanWireParts(json, start, end)
-    // Only a line in that form is left unmade; the general way would read the same message.
-    const message = storedForm(wire !== undefined ? wireMessage(json, wire) : JSON.parse(json.toString('utf8', start, end)) as Message)
+    // Only a line in the plain wire form is left unmade; the general way would read the same message.
+    const message = storedForm(messageOfWireJson(json, start, end))
     this.#messages[position] = message
     return message
+  }
+
+  /** The event's message_id, read from its JSON when its message is not made (and not made for it). */
+  #idAt (position: number): string {
+    const message = this.#messages[position]
+    if (message !== undefined) return message.message_id
+    const start = this.#jsonOffsets[position]!
+    return this.#json.toString('latin1', start + WIRE_MESSAGE_ID_START, wireMessageIdEnd(this.#json, start))
   }
 
   /** messageIdHash of the event's message_id, read from its JSON when its message is not made. */
@@ -437,16 +490,32 @@ export class MemorySegment {
     return this.#messageAt(position)
   }
 
-  /** An empty message_id index of these messages (by their positions), sized for `expected` of them. */
-  static messageIdTable (messages: readonly Message[], expected = messages.length, parts?: 1): MessageIdTable {
-    return new MessageIdTable((position) => messages[position]!.message_id, expected, parts)
+  /** The message_id at a position, without making its message. */
+  idAt (position: number): string {
+    return this.#idAt(position)
   }
 
   /** The event stored with this message_id, if any. `hash`: its messageIdHash, when the caller has it. */
   messageWithId (messageId: string, hash?: number): Message | undefined {
+    return this.messageWithIdHash(hash ?? messageIdHash(messageId), messageId)
+  }
+
+  /**
+   * The event stored with the message_id whose messageIdHash this is, if any; `id` may make the
+   * ID's string, only when an event with that hash is found (MessageIdTable.find).
+   */
+  messageWithIdHash (hash: number, id: string | (() => string)): Message | undefined {
     const byMessageId = this.#byMessageIdIndex ?? this.#index().byMessageId
-    const position = byMessageId.get(messageId, hash)
+    const position = byMessageId.find(hash, id)
     return position === -1 ? undefined : this.#messageAt(position)
+  }
+
+  /** The event at this time with this message_id, if any (found by time: for a store that keeps times, not events, by ID). */
+  messageWithIdAt (epochMs: number, id: string): Message | undefined {
+    for (let position = this.#lowerBound(epochMs); position < this.#size && this.#times[position] === epochMs; position++) {
+      if (this.#idAt(position) === id) return this.#messageAt(position)
+    }
+    return undefined
   }
 
   /**

@@ -67,6 +67,21 @@ export class MessageIdTable {
     }
   }
 
+  /**
+   * The first value stored with this hash for which `matches` says yes, or -1: for an owner that
+   * tells its IDs apart by more than the value (the memory store's added events, found by time).
+   */
+  findWhere (hash: number, matches: (value: number) => boolean): number {
+    const shard = this.#shard(hash)
+    const hashes = shard.hashes
+    const mask = shard.mask
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const stored = hashes[slot]!
+      if (stored === 0) return -1
+      if (stored === hash && matches(shard.values[slot]!)) return shard.values[slot]!
+    }
+  }
+
   /** Stores a value for an ID the table does not hold yet (the caller has looked it up first). */
   add (id: string, value: number, hash: number = messageIdHash(id)): void {
     this.addHashed(hash, value)
