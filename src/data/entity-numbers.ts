@@ -11,7 +11,8 @@ import { intern } from './intern.js'
  * entities when it loads, the memory store numbers its events' entities when it indexes them. A
  * device and a space that share an ID share its number; which column or set is read tells them
  * apart. Bounded by the distinct IDs of the registry and of the stored events (an ingest refuses
- * events of unknown entities, and queries select known entities only).
+ * events of unknown entities, and queries select known entities only), and the identifiers an
+ * ingest's scan remembers (at most MAX_REMEMBERED, wire-line.ts), which it checks by number.
  */
 const numbers = new Map<string, number>()
 /** The IDs by number. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Message } from '../../schemas/message.js'
 import type { StoredEvent } from './event-lines.js'
 import type { JsonBytes } from './json-bytes.js'
+import type { EntityRegistry, KnownNumbers } from '../registry/entity-registry.js'
 import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS, daysInMonth, utcMs } from '../time/rfc3339.js'
 import { BACKSLASH, CLOSE_OBJECT, COMMA, DEL, QUOTE, SPACE } from './char-codes.js'
 import { entityNumber } from './entity-numbers.js'
@@ -388,6 +389,18 @@ export class WireEvent implements StoredEvent, JsonBytes {
     const deviceId = this.device_id
     if (deviceId === undefined) return -1
     return this.#deviceOrder === -1 ? entityNumber(deviceId) : remembered.entityNumber(this.#deviceOrder, deviceId)
+  }
+
+  /**
+   * Whether the registry knows its entity (its device, or for a space's own event its space), by
+   * the entity's number when the scan remembered the identifier (a read of two arrays; an ingest
+   * asked the registry's Map for every event), by its ID otherwise. Identifiers numbered here are
+   * at most the remembered ones (MAX_REMEMBERED), known or not.
+   */
+  isKnownBy (known: KnownNumbers, registry: Pick<EntityRegistry, 'knowsEntityOf'>): boolean {
+    const deviceId = this.device_id
+    if (deviceId !== undefined) return this.#deviceOrder === -1 ? registry.knowsEntityOf(this) : known.devices.has(this.deviceNumber)
+    return this.#spaceOrder === -1 ? registry.knowsEntityOf(this) : known.spaces.has(this.spaceNumber)
   }
 
   /** Its space's entity number; numbered when first asked. */

@@ -4,6 +4,7 @@ import { Counter } from 'prom-client'
 import { ErrorObject } from '../../schemas/error.js'
 import { IngestResponse, NDJSON_CONTENT_TYPE } from '../../schemas/ingest.js'
 import { entitiesOf, type EventLine } from '../data/event-lines.js'
+import { WireEvent } from '../data/wire-line.js'
 import { sendError } from '../http/replies.js'
 import { jsonArrayEvents, ndjsonEvents } from '../ingest/ingest-body.js'
 import type { TokenScope } from '../../schemas/tokens.js'
@@ -77,6 +78,7 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
 function servableEvents (lines: readonly EventLine[], registry: EntityRegistry, scope: TokenScope | undefined): { events: IngestEvent[], refused: IngestRefusal[] } {
   const events: IngestEvent[] = []
   const refused: IngestRefusal[] = []
+  const known = registry.knownNumbers()
   for (const parsed of lines) {
     if ('problem' in parsed) {
       refused.push({ line: parsed.line, reason: parsed.problem })
@@ -87,7 +89,7 @@ function servableEvents (lines: readonly EventLine[], registry: EntityRegistry, 
     const outOfScope = scope === undefined ? undefined : registry.scopeRefusal(entities, scope)
     if (outOfScope !== undefined) {
       refused.push({ line: parsed.line, reason: outOfScope })
-    } else if (registry.knowsEntityOf(entities)) {
+    } else if (parsed.event instanceof WireEvent ? parsed.event.isKnownBy(known, registry) : registry.knowsEntityOf(entities)) {
       events.push(parsed)
     } else {
       // It could never be served: refused rather than stored out of sight.
