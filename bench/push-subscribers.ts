@@ -275,6 +275,8 @@ async function runSubscribers (task: SubscriberTask): Promise<void> {
   if (task.mqttUrl !== undefined) {
     mqtt = connectMqtt(task.mqttUrl, { protocolVersion: 5, clean: true, reconnectPeriod: 500, connectTimeout: 5000 })
     mqtt.on('error', () => {})
+    // Its PUBACKs are small writes: as the provider's publisher, no Nagle's algorithm (no wait for a delayed ACK).
+    mqtt.on('connect', () => { (mqtt!.stream as Partial<import('node:net').Socket>).setNoDelay?.(true) })
     mqtt.on('message', (_topic, payload) => {
       const at = now()
       eachIndex(payload, payload.length, pattern, (index) => {
