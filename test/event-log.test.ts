@@ -149,3 +149,26 @@ t.test('the JSON of dropped events is let go: what the log holds follows its ret
     t.ok(resumed.events.every((event, i) => event.json === big(seq - 999 + i).json && event.message.message_id === big(seq - 999 + i).message.message_id), 'each its own JSON, after many chunks were reused')
   }
 })
+
+t.test('an ingest\'s events copied by runs of one body\'s lines: each resumes as its own JSON, lines left out, CRs and chunk ends between them', async (t) => {
+  fc.assert(fc.property(fc.array(fc.tuple(fc.boolean(), fc.boolean(), fc.oneof(fc.integer({ min: 0, max: 900 }), fc.integer({ min: 20_000, max: 60_000 }))), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 4 }), (lines, appends) => {
+    const log = new EventLog('abc', { events: 10_000, ms: Infinity })
+    const events = lines.map(([, , padding], i) => live(i + 1, i).message).map((message, i) => ({ ...message, message_id: `${message.message_id}-${'p'.repeat(lines[i]![2])}` }))
+    const texts = events.map((message) => encodeMessage(message))
+    const body = Buffer.from(texts.map((text, i) => text + (lines[i]![1] ? '\r\n' : '\n')).join(''))
+    let at = 0
+    const kept: LiveEvent[] = []
+    texts.forEach((text, i) => {
+      const end = at + Buffer.byteLength(text)
+      if (lines[i]![0]) kept.push({ seq: kept.length + 1, get message (): never { throw new Error('not read') }, json: 'not read', epochMs: T0 + i, bytes: { bytes: body, start: at, end } })
+      at = end + (lines[i]![1] ? 2 : 1)
+    })
+    const per = Math.ceil(kept.length / appends)
+    for (let i = 0; i < kept.length; i += per) log.append(kept.slice(i, i + per))
+    body.fill(0x21)
+    const resumed = log.resume('abc-0')
+    if (!('events' in resumed) || resumed.events.length !== kept.length) return false
+    const expected = texts.filter((_, i) => lines[i]![0])
+    return resumed.events.every((event, i) => event.json === expected[i] && event.message.message_id === (JSON.parse(expected[i]!) as { message_id: string }).message_id)
+  }), { numRuns: 200 })
+})

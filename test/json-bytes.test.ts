@@ -49,3 +49,19 @@ t.test('a text and its bytes make each other; a copy lands where it is told and 
   t.equal(copyJsonBytes(view!, target, 2), 2 + 4)
   t.equal(target.toString(), '..\u0022é\u0022..')
 })
+
+t.test('lines of bodies joined with their line breaks, some left out, from two bodies in turn: the same as each piece copied alone', async (t) => {
+  fc.assert(fc.property(fc.array(fc.tuple(text, fc.boolean(), fc.boolean(), fc.boolean())), fc.array(text, { maxLength: 5 }), (lines, others) => {
+    // A body's lines, those kept (the others refused), now and then a line of another body between.
+    const views = viewsOf(lines.map(([line]) => line), lines.map(([, cr]) => cr))
+    const other = viewsOf(others, [])
+    const pieces: JsonBytes[] = []
+    lines.forEach(([, , kept, interleave], i) => {
+      if (interleave && other.length > 0) pieces.push(other[i % other.length]!)
+      if (kept) pieces.push(views[i]!)
+    })
+    const { bytes, offsets } = joinJsonBytes(pieces, true, Buffer.alloc(64, 0x7e))
+    const expected = Buffer.concat(pieces.map((piece) => Buffer.concat([piece.bytes.subarray(piece.start, piece.end), Buffer.from('\n')])))
+    return bytes.equals(expected) && pieces.every((piece, i) => bytes.subarray(offsets[i], offsets[i + 1]).equals(Buffer.concat([piece.bytes.subarray(piece.start, piece.end), Buffer.from('\n')])))
+  }), { numRuns: 3000 })
+})

@@ -222,3 +222,22 @@ t.test('the events file is appended to with O_DSYNC: each write is on disk when 
   await appender.close()
   t.equal(readFileSync(file, 'utf8'), '{"partial":\nline-1\nline-2\n', 'a file ending mid-line gets a line break first')
 })
+
+t.test('the IDs of a group that failed are not kept: the same events are written when posted again, and other IDs are still found', async (t) => {
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const store = new MemoryEventStore([stored('a', 0)], file)
+  // Many IDs before and after: the failed group's entries sit among them in the index's runs.
+  await store.writeEvents(Array.from({ length: 3000 }, (_, i) => ingest(stored(`before-${i}`, 1000 + i), i + 1)))
+  const append = EventsFileAppender.prototype.append
+  EventsFileAppender.prototype.append = async () => { throw new Error('disk full') }
+  const failed = await Promise.allSettled([store.writeEvents(Array.from({ length: 3000 }, (_, i) => ingest(stored(`lost-${i}`, 5000 + i), i + 1)))])
+  EventsFileAppender.prototype.append = append
+  t.equal(failed[0]!.status, 'rejected')
+  const again = await store.writeEvents(Array.from({ length: 3000 }, (_, i) => ingest(stored(`lost-${i}`, 5000 + i), i + 1)))
+  t.same({ written: again.written, unchanged: again.unchanged, refused: again.refused.length }, { written: 3000, unchanged: 0, refused: 0 }, 'written, not "already stored"')
+  const repeat = await store.writeEvents([...Array.from({ length: 3000 }, (_, i) => ingest(stored(`before-${i}`, 1000 + i), i + 1)), ingest(stored('lost-7', 9999), 3001)])
+  t.same({ written: repeat.written, unchanged: repeat.unchanged, refused: repeat.refused }, { written: 0, unchanged: 3000, refused: [{ line: 3001, reason: 'message_id "lost-7" is already stored for a different event' }] })
+  t.equal((await answer(store)).ids.length, 6001)
+  await store.close()
+})

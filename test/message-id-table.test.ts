@@ -77,3 +77,33 @@ t.test('an ID kept as bytes: its hash is its string\'s, and find asks for its st
   t.equal(table.find(9, id('d')), -1)
   t.equal(table.get('c', 9), 2, 'the same entries as get finds')
 })
+
+t.test('entries taken out: the table answers as a Map with the same removals does, through runs of collisions', async (t) => {
+  fc.assert(fc.property(fc.array(fc.tuple(fc.constantFrom('add', 'add', 'remove'), fc.integer({ min: 0, max: 80 })), { maxLength: 400 }), fc.integer({ min: 1, max: 7 }), (steps, spread) => {
+    const ids = Array.from({ length: 81 }, (_, i) => `id-${i}`)
+    // Few distinct hashes: long runs of full slots wrapping round the table.
+    const hashOf = (i: number) => (i % spread) * 0x10001 + 1
+    const table = new MessageIdTable((value) => ids[value]!, 4, 1)
+    const map = new Map<number, number>()
+    for (const [step, i] of steps) {
+      if (step === 'add' && !map.has(i)) {
+        table.add(ids[i]!, i, hashOf(i))
+        map.set(i, i)
+      } else if (step === 'remove') {
+        table.remove(hashOf(i), i)
+        map.delete(i)
+      }
+      if (table.size !== map.size) return false
+    }
+    return ids.every((id, i) => table.get(id, hashOf(i)) === (map.get(i) ?? -1))
+  }), { numRuns: 500 })
+})
+
+t.test('negative values are another owner\'s: get and find skip them, findWhere sees them', async (t) => {
+  const table = new MessageIdTable((value) => `own-${value}`, 16)
+  table.add('own-1', 1, 5)
+  table.addHashed(5, -7)
+  t.equal(table.get('own-1', 5), 1)
+  t.equal(table.find(5, () => 'other'), -1, 'the negative entry is never compared through idOf')
+  t.equal(table.findWhere(5, (value) => value < 0), -7)
+})

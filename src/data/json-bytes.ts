@@ -37,6 +37,10 @@ export function copyJsonBytes (json: JsonBytes, target: Buffer, at: number): num
  * piece i's bytes (and its line break). `reuse`: a buffer to write into when it is large enough
  * (the bytes are then a view of it), so that a caller writing group after group does not have
  * the kernel fault in fresh pages for each.
+ *
+ * With line breaks, pieces that follow each other in one buffer with a line break between them
+ * (the lines of one NDJSON body, as an ingest reads them) are copied in one piece: a copy costs
+ * about as much whatever its size, and a body of 1,000 lines is one copy instead of 1,000.
  */
 export function joinJsonBytes (pieces: ReadonlyArray<JsonBytes>, lineBreaks: boolean, reuse?: Buffer): { bytes: Buffer, offsets: Uint32Array } {
   const count = pieces.length
@@ -46,10 +50,25 @@ export function joinJsonBytes (pieces: ReadonlyArray<JsonBytes>, lineBreaks: boo
   const bytes = reuse !== undefined && reuse.length >= size ? reuse : Buffer.allocUnsafe(size)
   const offsets = new Uint32Array(count + 1)
   let at = 0
-  for (let i = 0; i < count; i++) {
-    at = copyJsonBytes(pieces[i]!, bytes, at)
-    if (lineBreaks) bytes[at++] = 0x0a
-    offsets[i + 1] = at
+  for (let i = 0; i < count;) {
+    const first = pieces[i]!
+    if (!lineBreaks) {
+      at = copyJsonBytes(first, bytes, at)
+      offsets[++i] = at
+      continue
+    }
+    // The pieces right after it in the same buffer, each after a line break.
+    let end = first.end
+    let next = i + 1
+    while (next < count && pieces[next]!.bytes === first.bytes && pieces[next]!.start === end + 1 && first.bytes[end] === LINE_BREAK) end = pieces[next++]!.end
+    at += first.bytes.copy(bytes, at, first.start, end)
+    bytes[at++] = LINE_BREAK
+    for (let offset = offsets[i]!; i < next; i++) {
+      offset += pieces[i]!.end - pieces[i]!.start + 1
+      offsets[i + 1] = offset
+    }
   }
   return { bytes: bytes.subarray(0, at), offsets }
 }
+
+const LINE_BREAK = 0x0a

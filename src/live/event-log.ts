@@ -1,5 +1,4 @@
 import type { Message } from '../../schemas/message.js'
-import { copyJsonBytes } from '../data/json-bytes.js'
 import { messageOfWireJson } from '../data/wire-line.js'
 import { formatEventTime } from '../time/rfc3339.js'
 import type { LiveEvent } from './live-event.js'
@@ -24,6 +23,8 @@ const INITIAL_CAPACITY = 1024
 
 /** The kept events' JSON is copied into chunks of this size (an event larger than one gets one of its own). */
 const CHUNK_BYTES = 1024 * 1024
+
+const LINE_BREAK = 0x0a
 
 /** Chunks let go are kept for reuse, this many at most. */
 const SPARE_CHUNKS = 4
@@ -107,6 +108,16 @@ export class EventLog {
   /** Appends events in seq order, then drops what the retention no longer keeps. */
   append (events: readonly LiveEvent[], now = Date.now()): void {
     const maxEvents = this.#retention.events
+    // Events that follow each other in one buffer, each line after a line break (an ingest's
+    // lines of one body), are copied in one piece with those line breaks, when it ends.
+    let run: Buffer | undefined
+    let runFrom = 0
+    let runTo = 0
+    let runAt = 0
+    const copyRun = () => {
+      if (run !== undefined) run.copy(this.#chunk!, runAt, runFrom, runTo)
+      run = undefined
+    }
     for (const event of events) {
       if (event.seq <= this.#lastSeq) continue
       if (this.#count >= maxEvents && this.#count > 0) this.#dropOldest()
@@ -115,11 +126,30 @@ export class EventLog {
       // An ingest's JSON as bytes, copied; another worker's or instance's from its text (`json`
       // only then: an ingest's text is not made for the log).
       const { bytes } = event
-      const text = bytes === undefined ? event.json : undefined
-      const size = bytes !== undefined ? bytes.end - bytes.start : Buffer.byteLength(text!)
-      const chunk = this.#room(size)
-      const start = this.#chunkUsed
-      this.#chunkUsed = bytes !== undefined ? copyJsonBytes(bytes, chunk, start) : start + chunk.write(text!, start, 'utf8')
+      let start: number
+      if (bytes === undefined) {
+        copyRun()
+        const text = event.json
+        const chunk = this.#room(Buffer.byteLength(text))
+        start = this.#chunkUsed
+        this.#chunkUsed = start + chunk.write(text, start, 'utf8')
+      } else {
+        const size = bytes.end - bytes.start
+        if (run === bytes.bytes && bytes.start === runTo + 1 && run[runTo] === LINE_BREAK && this.#chunkUsed + 1 + size <= this.#chunk!.length) {
+          // The next line of the run: after the line break kept between them.
+          start = this.#chunkUsed + 1
+          runTo = bytes.end
+        } else {
+          copyRun()
+          this.#room(size)
+          start = this.#chunkUsed
+          run = bytes.bytes
+          runFrom = bytes.start
+          runTo = bytes.end
+          runAt = start
+        }
+        this.#chunkUsed = start + size
+      }
       this.#seqs[slot] = event.seq
       this.#acceptedAt[slot] = now
       this.#epochMs[slot] = event.epochMs ?? Date.parse(event.message.date_time)
@@ -129,6 +159,7 @@ export class EventLog {
       this.#count++
       this.#lastSeq = event.seq
     }
+    copyRun()
     this.#dropExpired(now)
   }
 

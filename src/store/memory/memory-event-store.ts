@@ -31,14 +31,15 @@ export class MemoryEventStore implements EventStore {
   readonly #segments: MemorySegment[] = []
   readonly #appender: EventsFileAppender | undefined
   /**
-   * The events added after the first segment, by message_id (one lookup whatever the segments):
-   * their message_ids' hashes, each with the event's number in the order they came, and their
-   * times by that number. No message is kept for them: a hash that matches is followed to the
-   * segments by time, where the event's message_id is read (from its bytes, when its message is
-   * not made), so an ingested event costs the collector nothing (BENCHMARKS.md, "What profiling
-   * found").
+   * The events added after the first segment, by message_id: in the first segment's own index
+   * (MemorySegment.messageIdIndex), each as the negative of its number in the order they came
+   * (-1 for the first), so that a new ID costs one lookup and one insert in one table (tables of
+   * millions of IDs: each touch a miss of the CPU's cache); their times by that number. No
+   * message is kept for them: a hash that matches is followed to the segments by time, where the
+   * event's message_id is read (from its bytes, when its message is not made), so an ingested
+   * event costs the collector nothing (BENCHMARKS.md, "What profiling found").
    */
-  readonly #addedById = new MessageIdTable(() => { throw new Error('the added events are found by findWhere') })
+  readonly #ids: MessageIdTable
   #addedTimes = new Float64Array(1024)
   #addedCount = 0
   /** Segments are built from this one on (the first, loaded one, is never rebuilt). */
@@ -57,6 +58,7 @@ export class MemoryEventStore implements EventStore {
    */
   constructor (events: Iterable<StoredEvent> | MemorySegment, file?: string) {
     this.#segments.push(events instanceof MemorySegment ? events : new MemorySegment(events))
+    this.#ids = this.#segments[0]!.messageIdIndex
     this.#appender = file === undefined ? undefined : new EventsFileAppender(file)
   }
 
@@ -130,17 +132,13 @@ export class MemoryEventStore implements EventStore {
 
   /** Events another process has already appended to the same file (cluster workers): served from now on. */
   takeWrittenElsewhere (events: readonly StoredEvent[]): void {
-    const hashes: number[] = []
-    const fresh = events.filter(({ message }) => {
+    const fresh = events.filter(({ message, epochMs }) => {
       const hash = messageIdHash(message.message_id)
       if (this.#stored(hash, () => message.message_id) !== undefined) return false
-      hashes.push(hash)
+      this.#remember(hash, epochMs)
       return true
     })
-    if (fresh.length > 0) {
-      this.#remember(fresh, hashes)
-      this.#add(new MemorySegment(fresh))
-    }
+    if (fresh.length > 0) this.#add(new MemorySegment(fresh))
   }
 
   async #commit (group: readonly WriteCall[]): Promise<void> {
@@ -148,10 +146,23 @@ export class MemoryEventStore implements EventStore {
       for (const call of group) call.reject(new Error('this memory store has no events file to write to'))
       return
     }
+    // The group's new events go into the ID index as they are judged (one touch of its slot for
+    // the lookup and the insert), and are taken out again if the group fails before it is served.
+    const firstAdded = this.#addedCount
+    const addedHashes: number[] = []
+    try {
+      await this.#commitGroup(group, addedHashes)
+    } catch (error) {
+      // Their numbers stay taken (another worker's events may have been numbered meanwhile).
+      for (let i = 0; i < addedHashes.length; i++) this.#ids.remove(addedHashes[i]!, -(firstAdded + i + 1))
+      throw error
+    }
+  }
+
+  async #commitGroup (group: readonly WriteCall[], addedHashes: number[]): Promise<void> {
     // The group's own new events, by message_id: a later call (or line) of the group with one of
     // their IDs is judged against them.
     const stored: IngestEvent[] = []
-    const storedHashes: number[] = []
     const storedById = new MessageIdTable((index) => messageIdOf(stored[index]!.event), group.reduce((sum, { events }) => sum + events.length, 0), 1)
     const outcomes: WriteOutcome[] = []
     for (const { events } of group) {
@@ -167,7 +178,8 @@ export class MemoryEventStore implements EventStore {
         if (known === undefined) {
           storedById.addHashed(hash, stored.length)
           stored.push(ingest)
-          storedHashes.push(hash)
+          addedHashes.push(hash)
+          this.#remember(hash, event.epochMs)
           outcome.stored.push(ingest)
         } else if (sameEvent(known, event.message)) {
           outcome.unchanged++
@@ -190,13 +202,7 @@ export class MemoryEventStore implements EventStore {
     const lines = joinJsonBytes(stored.map(({ json }) => json), true, this.#lineBuffer).bytes
     // Kept for the next group (one group at a time is written), so its pages stay in memory.
     if (lines.length > (this.#lineBuffer?.length ?? 0) && lines.length <= LINE_BUFFER_MAX) this.#lineBuffer = Buffer.allocUnsafe(2 * lines.length)
-    try {
-      await this.#appender.append(lines)
-    } catch (error) {
-      for (const call of group) call.reject(error)
-      return
-    }
-    this.#remember(stored.map(({ event }) => event), storedHashes)
+    await this.#appender!.append(lines)
     const segments = this.#segments
     if (appended !== undefined && (base === undefined || segments[segments.length - 1] === base)) {
       if (base !== undefined) segments.pop()
@@ -214,17 +220,21 @@ export class MemoryEventStore implements EventStore {
    * ID's string, called only when an event with that hash is found.
    */
   #stored (hash: number, id: () => string): Message | undefined {
-    const loaded = this.#segments[0]!.messageWithIdHash(hash, id)
-    if (loaded !== undefined) return loaded
+    const loaded = this.#segments[0]!
     let found: Message | undefined
-    this.#addedById.findWhere(hash, (number) => (found = this.#addedAt(this.#addedTimes[number]!, id())) !== undefined)
+    this.#ids.findWhere(hash, (value) => {
+      found = value >= 0
+        ? (loaded.idAt(value) === id() ? loaded.messageAt(value) : undefined)
+        : this.#addedAt(this.#addedTimes[-value - 1]!, id())
+      return found !== undefined
+    })
     return found
   }
 
   /** The added event at this time with this message_id, from the segments after the first. */
   #addedAt (epochMs: number, id: string): Message | undefined {
     const segments = this.#segments
-    for (let i = 1; i < segments.length; i++) {
+    for (let i = this.#firstMergeable; i < segments.length; i++) {
       const segment = segments[i]!
       if (epochMs < segment.firstMs || epochMs > segment.lastMs) continue
       const message = segment.messageWithIdAt(epochMs, id)
@@ -233,21 +243,16 @@ export class MemoryEventStore implements EventStore {
     return undefined
   }
 
-  /** Events added after the first segment, by message_id (`hashes`: their messageIdHash). */
-  #remember (events: readonly StoredEvent[], hashes: readonly number[]): void {
-    const needed = this.#addedCount + events.length
-    if (needed > this.#addedTimes.length) {
-      let capacity = this.#addedTimes.length
-      while (capacity < needed) capacity *= 2
-      const times = new Float64Array(capacity)
-      times.set(this.#addedTimes.subarray(0, this.#addedCount))
+  /** An event added after the first segment: its ID's hash and its time, under its number. */
+  #remember (hash: number, epochMs: number): void {
+    const number = this.#addedCount++
+    if (number === this.#addedTimes.length) {
+      const times = new Float64Array(2 * number)
+      times.set(this.#addedTimes)
       this.#addedTimes = times
     }
-    for (let i = 0; i < events.length; i++) {
-      const number = this.#addedCount++
-      this.#addedTimes[number] = events[i]!.epochMs
-      this.#addedById.addHashed(hashes[i]!, number)
-    }
+    this.#addedTimes[number] = epochMs
+    this.#ids.addHashed(hash, -(number + 1))
   }
 
   /**

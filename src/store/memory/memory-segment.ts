@@ -495,6 +495,15 @@ export class MemorySegment {
     return this.#idAt(position)
   }
 
+  /**
+   * Its message_id index, built first if it is not yet. The memory store keeps the events it adds
+   * after the loaded segment in the loaded segment's index too, as negative values (the index's
+   * own lookups skip them): a new ID is then looked up and added in one table, not two.
+   */
+  get messageIdIndex (): MessageIdTable {
+    return this.#byMessageIdIndex ?? this.#index().byMessageId
+  }
+
   /** The event stored with this message_id, if any. `hash`: its messageIdHash, when the caller has it. */
   messageWithId (messageId: string, hash?: number): Message | undefined {
     return this.messageWithIdHash(hash ?? messageIdHash(messageId), messageId)

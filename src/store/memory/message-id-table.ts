@@ -61,6 +61,8 @@ export class MessageIdTable {
       if (stored === 0) return -1
       if (stored === hash) {
         const value = slots[2 * slot + 1]!
+        // A negative value is another owner's (the memory store keeps its added events in the loaded segment's table).
+        if (value < 0) continue
         wanted ??= (id as () => string)()
         if (this.#idOf(value) === wanted) return value
       }
@@ -101,6 +103,11 @@ export class MessageIdTable {
     this.#size++
   }
 
+  /** Takes out the entry of this hash and value, if there is one (an insert whose write failed). */
+  remove (hash: number, value: number): void {
+    if (this.#shard(hash).remove(hash, value)) this.#size--
+  }
+
   #shard (hash: number): Shard {
     return this.#shards[this.#shift === 32 ? 0 : hash >>> this.#shift]!
   }
@@ -127,6 +134,34 @@ class Shard {
 
   get capacity (): number {
     return this.mask + 1
+  }
+
+  /**
+   * Takes out an entry, moving back the ones after it in its run that it would otherwise cut off
+   * from their home slot (linear probing's deletion, without tombstones).
+   */
+  remove (hash: number, value: number): boolean {
+    const slots = this.slots
+    const mask = this.mask
+    let slot = hash & mask
+    for (; slots[2 * slot] !== 0; slot = (slot + 1) & mask) {
+      if (slots[2 * slot] === hash && slots[2 * slot + 1] === value) break
+    }
+    if (slots[2 * slot] === 0) return false
+    let hole = slot
+    for (let next = (hole + 1) & mask; slots[2 * next] !== 0; next = (next + 1) & mask) {
+      const home = slots[2 * next]! & mask
+      // The entry at `next` may move into the hole when its home is not between the hole and it.
+      const between = hole <= next ? home > hole && home <= next : home > hole || home <= next
+      if (between) continue
+      slots[2 * hole] = slots[2 * next]!
+      slots[2 * hole + 1] = slots[2 * next + 1]!
+      hole = next
+    }
+    slots[2 * hole] = 0
+    slots[2 * hole + 1] = 0
+    this.size--
+    return true
   }
 
   grow (): void {
