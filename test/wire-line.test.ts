@@ -126,3 +126,11 @@ t.test('a flood of new identifiers: each read as itself, and the memory kept for
   const long = 'x'.repeat(600)
   t.equal(scan(encodeMessage({ message_id: 'm', message_code: 'C', message_category: 'alert', date_time: '2026-11-20T10:00:00.000Z', space_id: long }))?.message.space_id, long, 'an identifier too long to remember is read all the same')
 })
+
+t.test('the scan\'s hash of a message_id, finished, is the memory store\'s hash of its string', async (t) => {
+  const { messageIdHash, messageIdHashOfFnv } = await import('../src/store/memory/message-id-table.js')
+  fc.assert(fc.property(fc.stringMatching(/^[\x21-\x7e]([\x20-\x7e]{0,40}[\x21-\x7e])?$/).filter((id) => !/["\\,]/.test(id)), (id) => {
+    const event = scan(encodeMessage({ message_id: id, message_code: 'C', message_category: 'alert', date_time: '2026-11-20T10:00:00.000Z', space_id: 's' }))
+    return event !== undefined && messageIdHashOfFnv(event.idFnv) === messageIdHash(id)
+  }), { numRuns: 2000 })
+})

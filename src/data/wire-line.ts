@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import type { Message } from '../../schemas/message.js'
 import type { StoredEvent } from './event-lines.js'
 import type { JsonBytes } from './json-bytes.js'
@@ -6,6 +5,7 @@ import type { EntityRegistry, KnownNumbers } from '../registry/entity-registry.j
 import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS, daysInMonth, utcMs } from '../time/rfc3339.js'
 import { BACKSLASH, CLOSE_OBJECT, COMMA, DEL, QUOTE, SPACE } from './char-codes.js'
 import { entityNumber } from './entity-numbers.js'
+import { IDENTIFIER_SEED } from './identifier-seed.js'
 import { intern } from './intern.js'
 
 /**
@@ -46,12 +46,8 @@ function startsWith (bytes: Buffer, at: number, end: number, literal: Buffer): b
 /** The FNV-1a hash of the last identifier identifierEnd read (a second return value, without an object). */
 let scannedHash = 0
 
-/**
- * Where the identifiers' hash starts, random for each process: with a hash a client could
- * compute, an ingest of identifiers that all share one would fill one run of the remembered
- * table's slots (below) and make every later lookup walk it.
- */
-const IDENTIFIER_HASH_SEED = (0x811c9dc5 ^ randomBytes(4).readInt32LE(0)) | 0
+/** Where the identifiers' hash starts (identifier-seed.ts: random for each process, shared with the message_id tables). */
+const IDENTIFIER_HASH_SEED = (0x811c9dc5 ^ IDENTIFIER_SEED) | 0
 
 /**
  * The end of an identifier's value starting at `at` (the index of its closing quote), or -1 when
@@ -254,6 +250,8 @@ function wireTimeAt (bytes: Buffer, at: number): number | undefined {
 export interface WireParts {
   idStart: number
   idEnd: number
+  /** FNV-1a of the message_id from the shared seed (messageIdHashOfFnv finishes it into the store's hash). */
+  idFnv: number
   codeStart: number
   codeEnd: number
   codeHash: number
@@ -268,7 +266,7 @@ export interface WireParts {
   spaceOrder: number
 }
 
-const parts: WireParts = { idStart: 0, idEnd: 0, codeStart: 0, codeEnd: 0, codeHash: 0, category: 'alert', timeStart: 0, epochMs: 0, deviceId: undefined, spaceId: '', deviceOrder: -1, spaceOrder: -1 }
+const parts: WireParts = { idStart: 0, idEnd: 0, idFnv: 0, codeStart: 0, codeEnd: 0, codeHash: 0, category: 'alert', timeStart: 0, epochMs: 0, deviceId: undefined, spaceId: '', deviceOrder: -1, spaceOrder: -1 }
 
 /**
  * Whether the line at bytes[start, end) is in the plain wire form (above), every rule of it
@@ -282,6 +280,7 @@ export function scanWireParts (bytes: Buffer, start: number, end: number): WireP
   const idStart = start + MESSAGE_ID_KEY.length
   const idEnd = identifierEnd(bytes, idStart, end)
   if (idEnd === -1 || !startsWith(bytes, idEnd, end, MESSAGE_CODE_KEY)) return undefined
+  const idFnv = scannedHash
   const codeStart = idEnd + MESSAGE_CODE_KEY.length
   const codeEnd = identifierEnd(bytes, codeStart, end)
   if (codeEnd === -1 || !startsWith(bytes, codeEnd, end, CATEGORY_KEY)) return undefined
@@ -321,6 +320,7 @@ export function scanWireParts (bytes: Buffer, start: number, end: number): WireP
   if (epochMs === undefined) return undefined
   parts.idStart = idStart
   parts.idEnd = idEnd
+  parts.idFnv = idFnv
   parts.codeStart = codeStart
   parts.codeEnd = codeEnd
   parts.codeHash = codeHash
@@ -368,6 +368,8 @@ export class WireEvent implements StoredEvent, JsonBytes {
   readonly space_id: string
   /** Where its message_id ends in bytes (it starts WIRE_MESSAGE_ID_START after `start`). */
   readonly idEnd: number
+  /** FNV-1a of its message_id, as the scan computed it (WireParts.idFnv). */
+  readonly idFnv: number
   readonly #deviceOrder: number
   readonly #spaceOrder: number
   #message: Message | undefined
@@ -380,6 +382,7 @@ export class WireEvent implements StoredEvent, JsonBytes {
     this.device_id = wire.deviceId
     this.space_id = wire.spaceId
     this.idEnd = wire.idEnd
+    this.idFnv = wire.idFnv
     this.#deviceOrder = wire.deviceOrder
     this.#spaceOrder = wire.spaceOrder
   }

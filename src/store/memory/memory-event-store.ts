@@ -1,13 +1,13 @@
 import type { Message } from '../../../schemas/message.js'
 import { messageIdOf, sameEvent, type StoredEvent } from '../../data/event-lines.js'
-import { WireEvent, WIRE_MESSAGE_ID_START } from '../../data/wire-line.js'
+import { WireEvent } from '../../data/wire-line.js'
 import { compareMessageIds } from '../event-order.js'
 import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, type EventStore, type StoreHealth, type StoredEntities } from '../event-store.js'
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
 import { EventsFileAppender } from './events-file-appender.js'
 import { MemorySegment } from './memory-segment.js'
 import { joinJsonBytes } from '../../data/json-bytes.js'
-import { MessageIdTable, messageIdHash, messageIdHashOfBytes } from './message-id-table.js'
+import { MessageIdTable, messageIdHash, messageIdHashOfFnv } from './message-id-table.js'
 
 /**
  * Segments up to this many events are merged as ingests add them (two of similar size at a
@@ -276,14 +276,12 @@ export class MemoryEventStore implements EventStore {
 }
 
 /**
- * messageIdHash of an ingested event's message_id: from the line's bytes for an event read in
- * wire form (its ID is printable ASCII, a byte a UTF-16 code unit: the same hash), so its
- * message is not made for it.
+ * messageIdHash of an ingested event's message_id: finished from the hash the scan made of it for
+ * an event read in wire form (its ID is printable ASCII, a byte a UTF-16 code unit: the same
+ * hash), so neither its message nor its ID's string is made for it.
  */
 function ingestedIdHash (event: StoredEvent): number {
-  return event instanceof WireEvent
-    ? messageIdHashOfBytes(event.bytes, event.start + WIRE_MESSAGE_ID_START, event.idEnd)
-    : messageIdHash(event.message.message_id)
+  return event instanceof WireEvent ? messageIdHashOfFnv(event.idFnv) : messageIdHash(event.message.message_id)
 }
 
 /** A call of writeEvents waiting for its group commit. */

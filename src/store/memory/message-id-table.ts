@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { IDENTIFIER_SEED } from '../../data/identifier-seed.js'
 
 /**
  * A message_id index of the memory store: message_id to a number (a position in a segment, or an
@@ -183,12 +183,13 @@ class Shard {
 }
 
 /**
- * The hash's starting state, random for each process: IDs are chosen by whoever ingests, and with
- * a hash they could compute, a client could post IDs that all land in one run of slots and make
- * every insert and lookup walk it (about 20,000 such IDs took a second to add, and slowed every
- * later lookup twentyfold). V8's own string hash is seeded for the same reason.
+ * The hash's starting state, random for each process (identifier-seed.ts, shared with the wire
+ * scan, whose hash of a message_id then needs only messageIdHashOfFnv): IDs are chosen by whoever
+ * ingests, and with a hash they could compute, a client could post IDs that all land in one run
+ * of slots and make every insert and lookup walk it (about 20,000 such IDs took a second to add,
+ * and slowed every later lookup twentyfold). V8's own string hash is seeded for the same reason.
  */
-const ID_HASH_SEED = randomBytes(4).readInt32LE(0)
+const ID_HASH_SEED = IDENTIFIER_SEED
 
 /**
  * FNV-1a over the ID's UTF-16 code units from a seeded start, then murmur3's finaliser, never 0
@@ -211,6 +212,11 @@ export function messageIdHashOfBytes (bytes: Buffer, start: number, end: number,
   let hash = 0x811c9dc5 ^ seed
   for (let i = start; i < end; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193)
   return finished(hash)
+}
+
+/** messageIdHash of a message_id whose FNV-1a from the shared seed is `fnv` (the wire scan's WireParts.idFnv). */
+export function messageIdHashOfFnv (fnv: number): number {
+  return finished(fnv)
 }
 
 /** murmur3's finaliser, never 0. */

@@ -6,7 +6,7 @@ import { entityNumber } from '../../data/entity-numbers.js'
 import type { JsonBytes } from '../../data/json-bytes.js'
 import { scanWireLine, wireMessage, wireMessageIdEnd, WIRE_MESSAGE_ID_START, type WireParts } from '../../data/wire-line.js'
 import { MemorySegment } from './memory-segment.js'
-import { MessageIdTable, messageIdHash, messageIdHashOfBytes } from './message-id-table.js'
+import { MessageIdTable, messageIdHash, messageIdHashOfFnv } from './message-id-table.js'
 
 /**
  * The first segment, built as a file's events are read: each event's wire JSON goes straight into
@@ -74,7 +74,7 @@ export class SegmentBuilder {
    */
   addWire (bytes: Buffer, start: number, end: number, wire: WireParts, line: number): string | undefined {
     const { idStart, idEnd } = wire
-    const hash = messageIdHashOfBytes(bytes, idStart, idEnd)
+    const hash = messageIdHashOfFnv(wire.idFnv)
     const earlier = this.#byMessageId.find(hash, () => bytes.toString('latin1', idStart, idEnd))
     // Rare (the same event twice): its message is made to compare (before the earlier one is, which scans again).
     if (earlier !== -1) return this.#again(earlier, wireMessage(bytes, wire), line)
