@@ -229,15 +229,53 @@ t.test('the IDs of a group that failed are not kept: the same events are written
   const store = new MemoryEventStore([stored('a', 0)], file)
   // Many IDs before and after: the failed group's entries sit among them in the index's runs.
   await store.writeEvents(Array.from({ length: 3000 }, (_, i) => ingest(stored(`before-${i}`, 1000 + i), i + 1)))
+  const indexed = store.indexedIds
   const append = EventsFileAppender.prototype.append
   EventsFileAppender.prototype.append = async () => { throw new Error('disk full') }
   const failed = await Promise.allSettled([store.writeEvents(Array.from({ length: 3000 }, (_, i) => ingest(stored(`lost-${i}`, 5000 + i), i + 1)))])
   EventsFileAppender.prototype.append = append
   t.equal(failed[0]!.status, 'rejected')
+  // A stale entry would only cost room (its event is never found by time), so what shows it is the index's size.
+  t.equal(store.indexedIds, indexed, 'the failed group\'s IDs are taken out of the index')
   const again = await store.writeEvents(Array.from({ length: 3000 }, (_, i) => ingest(stored(`lost-${i}`, 5000 + i), i + 1)))
   t.same({ written: again.written, unchanged: again.unchanged, refused: again.refused.length }, { written: 3000, unchanged: 0, refused: 0 }, 'written, not "already stored"')
   const repeat = await store.writeEvents([...Array.from({ length: 3000 }, (_, i) => ingest(stored(`before-${i}`, 1000 + i), i + 1)), ingest(stored('lost-7', 9999), 3001)])
   t.same({ written: repeat.written, unchanged: repeat.unchanged, refused: repeat.refused }, { written: 0, unchanged: 3000, refused: [{ line: 3001, reason: 'message_id "lost-7" is already stored for a different event' }] })
   t.equal((await answer(store)).ids.length, 6001)
+  await store.close()
+})
+
+t.test('events of one millisecond, many of them: posted again, each is found by a search, not a walk through the others', async (t) => {
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const store = new MemoryEventStore([stored('a', 0)], file)
+  // A producer whose clock counts seconds: 8,000 events at one millisecond, in two segments. The
+  // stored ones count how often their message_id is read.
+  let reads = 0
+  const counted = (i: number) => {
+    const event = stored(`same-${String(i).padStart(5, '0')}`, 5000)
+    const id = event.message.message_id
+    Object.defineProperty(event.message, 'message_id', { enumerable: true, get () { reads++; return id } })
+    return ingest(event, i + 1)
+  }
+  await store.writeEvents(Array.from({ length: 4000 }, (_, i) => counted(i)))
+  await store.writeEvents(Array.from({ length: 4000 }, (_, i) => counted(4000 + i)))
+  reads = 0
+  const again = await store.writeEvents(Array.from({ length: 8000 }, (_, i) => ingest(stored(`same-${String(i).padStart(5, '0')}`, 5000), i + 1)))
+  t.same({ written: again.written, unchanged: again.unchanged, refused: again.refused.length }, { written: 0, unchanged: 8000, refused: 0 })
+  // A walk through the millisecond's events reads about n²/4 of their IDs (16 million); a search about n log n.
+  t.ok(reads < 8000 * 40, `${reads} stored IDs read to find 8,000 events among 8,000 of one millisecond`)
+  await store.close()
+})
+
+t.test('a message_ids query after ingests: loaded and ingested IDs found, the added entries of the loaded segment\'s index never taken for its own', async (t) => {
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const loaded = Array.from({ length: 2000 }, (_, i) => stored(`loaded-${i}`, i * 10))
+  const store = new MemoryEventStore(loaded, file)
+  await store.writeEvents(Array.from({ length: 3000 }, (_, i) => ingest(stored(`added-${i}`, 100_000 + i), i + 1)))
+  const ids = ['loaded-7', 'added-7', 'loaded-1999', 'added-2999', 'missing-1']
+  const { ids: found } = await answer(store, { startMs: T0, endMs: T0 + 1e9, entities: undefined, messageIds: new Set(ids) } as never)
+  t.same(found, ['loaded-7', 'loaded-1999', 'added-7', 'added-2999'])
   await store.close()
 })

@@ -145,9 +145,10 @@ class RememberedIdentifiers {
 
   /**
    * The entity number of a remembered identifier (its place in the remembered order, and its
-   * text), given it when first asked: an ingest numbers each event's device and space by a
-   * read of an array, not a Map lookup each (a tenth of an ingest's time). Asked for only once
-   * an event is accepted, so identifiers the registry does not know are never numbered.
+   * text), given it when first asked: an ingest checks and numbers each event's device and space
+   * by a read of an array, not a Map lookup each (a tenth of an ingest's time). Identifiers the
+   * registry does not know are numbered too when an ingest names them (WireEvent.isKnownBy), at
+   * most the remembered ones (MAX_REMEMBERED): entity-numbers.ts counts them in its bound.
    */
   entityNumber (order: number, text: string): number {
     const known = this.#entityNumbers[order]!

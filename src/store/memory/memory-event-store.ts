@@ -147,19 +147,29 @@ export class MemoryEventStore implements EventStore {
       return
     }
     // The group's new events go into the ID index as they are judged (one touch of its slot for
-    // the lookup and the insert), and are taken out again if the group fails before it is served.
+    // the lookup and the insert), and are taken out again if the group fails before its events
+    // are on disk (after that, their IDs are in the file: they stay known).
     const firstAdded = this.#addedCount
     const addedHashes: number[] = []
+    const progress = { appended: false }
     try {
-      await this.#commitGroup(group, addedHashes)
+      await this.#commitGroup(group, addedHashes, progress)
     } catch (error) {
-      // Their numbers stay taken (another worker's events may have been numbered meanwhile).
-      for (let i = 0; i < addedHashes.length; i++) this.#ids.remove(addedHashes[i]!, -(firstAdded + i + 1))
+      if (!progress.appended) {
+        for (let i = 0; i < addedHashes.length; i++) this.#ids.remove(addedHashes[i]!, -(firstAdded + i + 1))
+        // Their numbers are given again, unless another worker's events were numbered meanwhile.
+        if (this.#addedCount === firstAdded + addedHashes.length) this.#addedCount = firstAdded
+      }
       throw error
     }
   }
 
-  async #commitGroup (group: readonly WriteCall[], addedHashes: number[]): Promise<void> {
+  /** IDs in the message_id index, loaded and added (for tests of what a failed group leaves). */
+  get indexedIds (): number {
+    return this.#ids.size
+  }
+
+  async #commitGroup (group: readonly WriteCall[], addedHashes: number[], progress: { appended: boolean }): Promise<void> {
     // The group's own new events, by message_id: a later call (or line) of the group with one of
     // their IDs is judged against them.
     const stored: IngestEvent[] = []
@@ -203,6 +213,7 @@ export class MemoryEventStore implements EventStore {
     // Kept for the next group (one group at a time is written), so its pages stay in memory.
     if (lines.length > (this.#lineBuffer?.length ?? 0) && lines.length <= LINE_BUFFER_MAX) this.#lineBuffer = Buffer.allocUnsafe(2 * lines.length)
     await this.#appender!.append(lines)
+    progress.appended = true
     const segments = this.#segments
     if (appended !== undefined && (base === undefined || segments[segments.length - 1] === base)) {
       if (base !== undefined) segments.pop()

@@ -519,10 +519,24 @@ export class MemorySegment {
     return position === -1 ? undefined : this.#messageAt(position)
   }
 
-  /** The event at this time with this message_id, if any (found by time: for a store that keeps times, not events, by ID). */
+  /**
+   * The event at this time with this message_id, if any (found by time: for a store that keeps
+   * times, not events, by ID). A binary search on time, then message_id, the segment's order: the
+   * events of one millisecond may be many (a producer whose clock counts seconds), and a search
+   * through them one by one made a retry of n such events take n² steps.
+   */
   messageWithIdAt (epochMs: number, id: string): Message | undefined {
-    for (let position = this.#lowerBound(epochMs); position < this.#size && this.#times[position] === epochMs; position++) {
-      if (this.#idAt(position) === id) return this.#messageAt(position)
+    const times = this.#times
+    let low = this.#lowerBound(epochMs)
+    let high = low
+    // The end of the millisecond's events: the first later time.
+    for (let step = 1; high < this.#size && times[high] === epochMs; step *= 2) high = Math.min(this.#size, high + step)
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      const order = times[middle]! > epochMs ? 1 : compareMessageIds(this.#idAt(middle), id)
+      if (order === 0) return this.#messageAt(middle)
+      if (order < 0) low = middle + 1
+      else high = middle
     }
     return undefined
   }

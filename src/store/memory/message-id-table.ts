@@ -12,8 +12,9 @@ import { IDENTIFIER_SEED } from '../../data/identifier-seed.js'
  * matching hash reads the stored ID itself, through the owner's own array (`idOf`): the table
  * keeps no strings of its own, so it adds 8 bytes a slot and nothing for the collector to trace.
  *
- * Open addressing with linear probing, at most half full; no removal (segments are immutable, and
- * ingested events are never taken back). In SHARDS parts, the hash's top bits choosing the part
+ * Open addressing with linear probing, at most half full; an entry is taken out only when the
+ * write that added it failed (`remove`: the entries after it moved back, no tombstones; segments
+ * are immutable, and stored events are never taken back). In SHARDS parts, the hash's top bits choosing the part
  * and its low bits the slot: a part that fills up doubles alone, so adding an ID never stops the
  * event loop for long (one table of 8 million ingested IDs took some 300 ms to double).
  */
