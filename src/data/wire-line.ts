@@ -337,19 +337,22 @@ export function scanWireParts (bytes: Buffer, start: number, end: number): WireP
 
 /**
  * The event of the line at bytes[start, end) when the line is in the plain wire form (above);
- * otherwise undefined. Its message is not made yet (WireEvent).
+ * otherwise undefined. Its message is not made yet (WireEvent). `line`: its number, for an
+ * ingest's report.
  */
-export function scanWireLine (bytes: Buffer, start: number, end: number): WireEvent | undefined {
+export function scanWireLine (bytes: Buffer, start: number, end: number, line = 0): WireEvent | undefined {
   const wire = scanWireParts(bytes, start, end)
   if (wire === undefined) return undefined
-  return new WireEvent(bytes, start, end, wire)
+  return new WireEvent(bytes, start, end, wire, line)
 }
 
 /**
  * An event read from a line in the plain wire form: what the scan read of it (its time, its
  * device and space, interned, and where its message_id is), and the line itself, which is its
- * wire JSON byte for byte (so it is also the event's JsonBytes). Its message object, with its
- * message_id and date_time strings, is made from the bytes the first time one reads `message`.
+ * wire JSON byte for byte (so it is also the event's JsonBytes), and its line's number: one
+ * object is the ingest's whole line (EventLine, IngestEvent: `event` and `json` are itself). Its
+ * message object, with its message_id and date_time strings, is made from the bytes the first
+ * time one reads `message`.
  *
  * Why: an ingest in wire form needs none of it (the registry's check reads the entities, the
  * memory store keeps bytes and hashes, the file gets the bytes), and every message made was kept
@@ -373,9 +376,12 @@ export class WireEvent implements StoredEvent, JsonBytes {
   readonly idFnv: number
   readonly #deviceOrder: number
   readonly #spaceOrder: number
+  /** The line's number in its body or file (an ingest's report names it). */
+  readonly line: number
   #message: Message | undefined
 
-  constructor (bytes: Buffer, start: number, end: number, wire: WireParts) {
+  constructor (bytes: Buffer, start: number, end: number, wire: WireParts, line: number) {
+    this.line = line
     this.bytes = bytes
     this.start = start
     this.end = end
@@ -414,6 +420,16 @@ export class WireEvent implements StoredEvent, JsonBytes {
 
   get message (): Message {
     return (this.#message ??= wireMessage(this.bytes, scanWireParts(this.bytes, this.start, this.end)!))
+  }
+
+  /** Itself, as the event of its line (EventLine, IngestEvent). */
+  get event (): WireEvent {
+    return this
+  }
+
+  /** Itself, as its JSON (EventLine, IngestEvent). */
+  get json (): WireEvent {
+    return this
   }
 
   /** Its message_id, made from its bytes (and not kept). */

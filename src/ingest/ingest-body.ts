@@ -23,10 +23,10 @@ export function ndjsonEvents (body: Buffer): EventLine[] | undefined {
     if (to === -1) to = length
     line++
     const end = to > from && body[to - 1] === CR ? to - 1 : to
-    const wire = scanWireLine(body, from, end)
+    const wire = scanWireLine(body, from, end, line)
     if (wire !== undefined) {
-      // The line is the event's wire JSON as it is: one object for both.
-      lines.push({ line, event: wire, json: wire })
+      // The line is the event's wire JSON as it is: one object is the line, its event and its JSON.
+      lines.push(wire)
       anyJson = true
     } else if (!isUtf8(body.subarray(from, end))) {
       // Decoding would put U+FFFD in place of the bad bytes: another event than the one sent.
