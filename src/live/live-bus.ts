@@ -18,10 +18,12 @@ export interface AcceptedEvent {
  * bytes (a view of the request's body) are let go once the text is made; until then they live
  * as long as the event is on its way, a turn or two.
  */
-export class WrittenEvent implements AcceptedEvent {
+export class WrittenEvent implements AcceptedEvent, LiveEvent {
   readonly #event: StoredEvent
   #bytes: JsonBytes | undefined
   #json: string | undefined
+  /** Its place in the order of acceptance, once the bus gave it one (LocalBus: it is then its own LiveEvent). */
+  seq = 0
 
   constructor (event: StoredEvent, bytes: JsonBytes) {
     this.#event = event

@@ -1,7 +1,7 @@
 import type { Message } from '../../schemas/message.js'
 import type { JsonBytes } from '../data/json-bytes.js'
 import type { LiveEvent } from './live-event.js'
-import { newLogId, SerialQueue, type AcceptedEvent, type BrokerStatus, type LiveBus, type LiveListener } from './live-bus.js'
+import { newLogId, SerialQueue, WrittenEvent, type AcceptedEvent, type BrokerStatus, type LiveBus, type LiveListener } from './live-bus.js'
 import type { MqttPublisher } from './mqtt-publisher.js'
 import { SequenceHub } from './sequence-hub.js'
 
@@ -14,7 +14,12 @@ export class LocalBus implements LiveBus {
 
   constructor (mqtt: MqttPublisher | undefined) {
     this.#hub = new SequenceHub((firstSeq, events, origin) => {
-      const live: LiveEvent[] = events.map((event, i) => new SequencedEvent(firstSeq + i, event))
+      // This process's own events carry their seq themselves (no wrapper per ingested event).
+      const live: LiveEvent[] = events.map((event, i) => {
+        if (!(event instanceof WrittenEvent)) return new SequencedEvent(firstSeq + i, event)
+        event.seq = firstSeq + i
+        return event
+      })
       const source = origin === 'another-provider' ? 'another-provider' : 'this-process'
       for (const listener of this.#listeners) listener(live, source)
     }, mqtt)
