@@ -11,6 +11,8 @@ t.test('the table answers as a Map of the same IDs does, for IDs it holds and ID
       ids.forEach((id, i) => { table.add(id, i); map.set(id, i) })
       if (table.size !== map.size) return false
       for (const id of [...ids, ...others]) if (table.get(id) !== (map.get(id) ?? -1)) return false
+      // Every held ID's hash is there; an ID not held has its hash there only if a held one shares it.
+      for (const id of [...ids, ...others]) if (table.hasHash(messageIdHash(id)) !== [...map.keys()].some((held) => messageIdHash(held) === messageIdHash(id))) return false
     }
     return true
   }), { numRuns: 300 })

@@ -180,11 +180,14 @@ export class MemoryEventStore implements EventStore {
       for (const ingest of events) {
         const { event } = ingest
         const hash = ingestedIdHash(event)
-        // Its string is made only when an event with the same hash is found (rare for a new ID).
-        let idText: string | undefined
-        const id = (): string => (idText ??= messageIdOf(event))
-        const inGroup = storedById.find(hash, id)
-        const known = inGroup !== -1 ? stored[inGroup]!.event.message : this.#stored(hash, id)
+        // A new ID's hash is in neither table (one probe each, nothing made); only when one is,
+        // its string is made and the event with it looked for.
+        let known: Message | undefined
+        if (storedById.hasHash(hash) || this.#ids.hasHash(hash)) {
+          const id = messageIdOf(event)
+          const inGroup = storedById.find(hash, id)
+          known = inGroup !== -1 ? stored[inGroup]!.event.message : this.#stored(hash, () => id)
+        }
         if (known === undefined) {
           storedById.addHashed(hash, stored.length)
           stored.push(ingest)
@@ -194,7 +197,7 @@ export class MemoryEventStore implements EventStore {
         } else if (sameEvent(known, event.message)) {
           outcome.unchanged++
         } else {
-          outcome.refused.push({ line: ingest.line, reason: `message_id ${JSON.stringify(id())} is already stored for a different event` })
+          outcome.refused.push({ line: ingest.line, reason: `message_id ${JSON.stringify(messageIdOf(event))} is already stored for a different event` })
         }
       }
       outcome.written = outcome.stored.length

@@ -70,6 +70,18 @@ export class MessageIdTable {
     }
   }
 
+  /** Whether any entry has this hash (an ID not in the table: one probe, no ID compared or made). */
+  hasHash (hash: number): boolean {
+    const shard = this.#shard(hash)
+    const slots = shard.slots
+    const mask = shard.mask
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const stored = slots[2 * slot]!
+      if (stored === 0) return false
+      if (stored === hash) return true
+    }
+  }
+
   /**
    * The first value stored with this hash for which `matches` says yes, or -1: for an owner that
    * tells its IDs apart by more than the value (the memory store's added events, found by time).
