@@ -19,23 +19,32 @@ export interface AcceptedEvent {
  * as long as the event is on its way, a turn or two.
  */
 export class WrittenEvent implements AcceptedEvent, LiveEvent {
-  readonly #event: StoredEvent
+  readonly epochMs: number
+  /** Until its message is read: the event, which may hold the whole request's body (a WireEvent). */
+  #event: StoredEvent | undefined
+  #message: Message | undefined
+  /** Until its text is made: its JSON, a view of the request's body. */
   #bytes: JsonBytes | undefined
   #json: string | undefined
   /** Its place in the order of acceptance, once the bus gave it one (LocalBus: it is then its own LiveEvent). */
   seq = 0
 
   constructor (event: StoredEvent, bytes: JsonBytes) {
+    this.epochMs = event.epochMs
     this.#event = event
     this.#bytes = bytes
   }
 
+  /**
+   * Made (or read) once, then the event is let go: what a stream holds behind its replay keeps
+   * its message and text, not the body of 1,000 events each came in (its bound counts the text).
+   */
   get message (): Message {
-    return this.#event.message
-  }
-
-  get epochMs (): number {
-    return this.#event.epochMs
+    if (this.#message === undefined) {
+      this.#message = this.#event!.message
+      this.#event = undefined
+    }
+    return this.#message
   }
 
   get bytes (): JsonBytes | undefined {
