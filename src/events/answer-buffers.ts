@@ -42,8 +42,8 @@ class BufferPool {
   }
 
   lend (): Buffer {
-    const memory = this.#kept.pop() ?? new ArrayBuffer(this.#bytes)
-    lent.set(memory, this)
+    const memory: LentMemory = this.#kept.pop() ?? new ArrayBuffer(this.#bytes)
+    memory[kLentBy] = this
     return Buffer.from(memory)
   }
 
@@ -56,8 +56,14 @@ class BufferPool {
   }
 }
 
-/** Lent and not yet given back, with their pool: only these are taken back (weakly held: a lost one is collected). */
-const lent = new WeakMap<ArrayBuffer, BufferPool>()
+/**
+ * Memory lent and not yet given back names its pool: only such memory is taken back, and a lost
+ * one is simply collected. A property of the memory rather than a WeakMap entry: an entry per
+ * answer is an ephemeron that every young-generation collection processes (as the store
+ * contract's memo was: BENCHMARKS.md, "What profiling found").
+ */
+const kLentBy = Symbol('lent by')
+type LentMemory = ArrayBuffer & { [kLentBy]?: BufferPool | undefined }
 
 /** 32 MiB at most: more than the whole answers in flight at once under load. */
 const answers = new BufferPool(ANSWER_BUFFER_BYTES, 64)
@@ -89,9 +95,9 @@ export function keptChunkBuffers (): number {
  * buffer given back twice.
  */
 export function giveBackLentBuffer (answer: Uint8Array): void {
-  const memory = answer.buffer as ArrayBuffer
-  const pool = lent.get(memory)
+  const memory = answer.buffer as LentMemory
+  const pool = memory[kLentBy]
   if (pool === undefined) return
-  lent.delete(memory)
+  memory[kLentBy] = undefined
   pool.keep(memory)
 }

@@ -545,9 +545,7 @@ export class MemorySegment {
    * Everything is pushed down: the indexes choose the candidates, the filters run here, on what
    * the chosen index does not already guarantee.
    */
-  * batches (query: EventQuery): Generator<EventBatch> {
-    const bytes = this.#json
-    const offsets = this.#jsonOffsets
+  batches (query: EventQuery): Iterator<EventBatch> & Iterable<EventBatch> {
     const { positions: candidates, ofSelectedEntities, entity } = this.#candidates(query)
     // Built with the indexes (at load, on a merge, or for this query's entities): a fresh
     // ingest's segment answering a window alone is checked by text rather than numbered whole
@@ -556,10 +554,16 @@ export class MemorySegment {
     const check = ofSelectedEntities
       ? (query.category === undefined && query.messageCodes === undefined && query.messageIds === undefined ? undefined : matchesExclusiveFilter)
       : matchesFilters
-    if (check === undefined && (candidates instanceof Uint32Array || isRange(candidates))) {
-      yield * this.#allOf(candidates, facts, entity)
-      return
-    }
+    // The generator of the case, returned as it is: not delegated to by one of its own (a
+    // generator object and a delegation step less per query; a small answer is one batch).
+    if (check === undefined && (candidates instanceof Uint32Array || isRange(candidates))) return this.#allOf(candidates, facts, entity)
+    return this.#filtered(query, candidates, facts, check)
+  }
+
+  /** The candidates that pass the filters the chosen index does not already guarantee. */
+  * #filtered (query: EventQuery, candidates: Candidates, facts: EventFacts | undefined, check: ((query: EventQuery, message: Message) => boolean) | undefined): Generator<EventBatch> {
+    const bytes = this.#json
+    const offsets = this.#jsonOffsets
     let messages: Message[] = []
     let positions: number[] = []
     for (const position of typeof candidates === 'function' ? candidates() : isRange(candidates) ? range(candidates.from, candidates.to) : candidates) {
