@@ -119,7 +119,12 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
     // Pipelined behind an answer not yet finished: wait for the connection's turn.
     let state: 'waiting' | 'counted' | 'refused' | 'closed' = 'waiting'
     const takeTurn = () => {
-      if (state === 'closed') {
+      // Node does not close the answers queued behind the current one when the connection dies:
+      // a request still waiting then would run, and build its answer for no one (ten connections
+      // of pipelined year-long requests, closed, built 160 answers of 512 KiB: +80 MB of RSS
+      // until a full collection). Its socket tells.
+      if (state === 'closed' || request.raw.socket?.destroyed === true) {
+        state = 'closed'
         passTurn(turns)
         return
       }
@@ -135,6 +140,8 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
     }
     reply.raw.on('close', () => {
       const was = state
+      // Already given up for its dead connection: its turn was passed then.
+      if (was === 'closed') return
       state = 'closed'
       if (was === 'counted') inFlight--
       if (was !== 'waiting') {

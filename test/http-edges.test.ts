@@ -1,7 +1,8 @@
 import t from 'tap'
 import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
-import type { FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
+import loadLimits from '../plugins/load-limits.js'
 import { loadSpecificationCatalog } from '../src/specifications/load-specifications.js'
 import { CACHE_LIMIT_BYTES } from '../src/specifications/specification-catalog.js'
 import { demoDataDir } from '../src/project-root.js'
@@ -150,6 +151,37 @@ t.test('pipelined requests on one connection run one at a time; beyond MAX_PIPEL
   t.same(answers.slice(0, 3).map((answer) => JSON.parse(answer.body).data.map((m: { message_id: string }) => m.message_id)), [['e-00'], ['e-01'], ['e-02']])
   t.match(answers[3]!.head, /retry-after: 5/)
   t.same(JSON.parse(answers[3]!.body), { status: 503, message: 'service_unavailable' })
+})
+
+t.test('pipelined requests still waiting when their connection dies never run', async (t) => {
+  // A route that holds its answer until released: the first request stays unfinished while the
+  // client writes three more behind it and leaves.
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(loadLimits, { maxRequestsInFlight: 100, maxPipelinedRequests: 16, maxEventLoopDelayMs: 1000, retryAfterSeconds: 5 })
+  let started = 0
+  let release = () => {}
+  let firstStarted = () => {}
+  const first = new Promise<void>((resolve) => { firstStarted = resolve })
+  const held = new Promise<void>((resolve) => { release = resolve })
+  app.get('/held', async () => {
+    started++
+    firstStarted()
+    await held
+    return { ok: true }
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1')
+  await once(socket, 'connect')
+  socket.write('GET /held HTTP/1.1\r\nhost: x\r\n\r\n'.repeat(4))
+  await first
+  // The server has read all four (one running, three waiting) before the client leaves.
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  socket.destroy()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  release()
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.equal(started, 1, 'only the request that had its turn ran')
 })
 
 t.test('beyond MAX_REQUESTS_IN_FLIGHT a request is refused at once with 503 and Retry-After', async (t) => {
