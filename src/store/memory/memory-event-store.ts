@@ -99,11 +99,11 @@ export class MemoryEventStore implements EventStore {
    * refused; the others are appended to EVENTS_FILE (on disk before this resolves), then served.
    *
    * Group commit: calls made while an append is on its way to the disk wait for it, then go
-   * together, each judged after the ones before it, in one append and one fdatasync; each
-   * resolves with its own outcome once that append is on disk (all of the group fail together
-   * when it is not). A batch of 1,000 events takes about a millisecond to flush here, as long as
-   * the provider takes to read several batches: one flush per batch held every other batch
-   * back (BENCHMARKS.md, "Live events").
+   * together, each judged after the ones before it, in one write to the file opened with O_DSYNC
+   * (events-file-appender.ts); each resolves with its own outcome once that write is on disk (all
+   * of the group fail together when it is not). A batch of 1,000 events takes about a millisecond
+   * to reach the disk here, as long as the provider takes to read several batches: one write
+   * per batch held every other batch back (BENCHMARKS.md, "Live events").
    */
   writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
     return new Promise((resolve, reject) => {
@@ -148,7 +148,10 @@ export class MemoryEventStore implements EventStore {
     }
     // The group's new events go into the ID index as they are judged (one touch of its slot for
     // the lookup and the insert), and are taken out again if the group fails before its events
-    // are on disk (after that, their IDs are in the file: they stay known).
+    // are on disk. After that their IDs stay in the index, since their lines are in the file;
+    // should adding their segment then fail (a defect, or no memory left), the callers get the
+    // failure and the events are not served until a restart loads them from the file (a retry
+    // meanwhile would find no event for those IDs and write its lines again).
     const firstAdded = this.#addedCount
     const addedHashes: number[] = []
     const progress = { appended: false }
