@@ -39,7 +39,8 @@ async function start (): Promise<void> {
 
   printGeneratedTokens(config)
 
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  // SIGHUP is the reload signal (reloadable-file.ts), which close-with-grace would take for a shutdown.
+  closeWithGrace({ delay: 10_000, skip: ['SIGHUP'] }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
     else app.log.info({ signal }, 'shutting down')
     await app.close()

@@ -1,4 +1,6 @@
 import t from 'tap'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fixturesDir } from './helper.js'
 import { startServer } from './server-process.js'
@@ -90,3 +92,42 @@ t.test('WORKERS=2 with a bad data file stops start-up', async (t) => {
   t.equal(await server.exited, 1)
   t.match(server.output().stderr, 'no-such.ndjson: cannot be read')
 })
+
+// The hang-up is the reload signal (issue 11), never a shutdown: the process and its workers
+// keep serving, with the files read again.
+for (const workers of ['1', '2']) {
+  t.test(`SIGHUP reloads the data files and the provider keeps serving (WORKERS=${workers})`, async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'sighup-'))
+    t.teardown(() => rm(dir, { recursive: true, force: true }))
+    const entitiesFile = join(dir, 'entities.json')
+    const entities = JSON.parse(await readFile(fixtureEnv.ENTITIES_FILE, 'utf8'))
+    await writeFile(entitiesFile, JSON.stringify(entities))
+    const server = startServer({ ...fixtureEnv, ENTITIES_FILE: entitiesFile, WORKERS: workers, API_TOKENS: 'sighup-token-0123456789' })
+    t.teardown(() => { server.child.kill('SIGKILL') })
+    const base = await server.listening
+    const wait = async (done: () => boolean) => {
+      const deadline = Date.now() + 20_000
+      while (Date.now() < deadline && !done()) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const count = (pattern: RegExp) => server.output().stdout.match(pattern)?.length ?? 0
+    await wait(() => count(/Server listening/g) === Number(workers))
+    // A reload of the entities file (by the signal or by the watch of its folder), in each process.
+    const reloads = () => server.output().stdout.split('\n').filter((line) => line.includes('"msg":"reloaded"') && line.includes(JSON.stringify(entitiesFile))).length
+    server.child.kill('SIGHUP')
+    await wait(() => reloads() >= Number(workers))
+    t.equal(reloads(), Number(workers), 'every process reloaded its entities on the signal')
+    entities.devices.push({ id: 'added-by-reload', space_id: entities.devices[0].space_id })
+    await writeFile(entitiesFile, JSON.stringify(entities))
+    server.child.kill('SIGHUP')
+    await wait(() => reloads() >= 2 * Number(workers))
+    t.notMatch(server.output().stdout, /shutting down/, 'no shutdown')
+    t.equal(server.child.exitCode, null, 'the process runs on')
+    for (let i = 0; i < 4; i++) {
+      const answer = await fetch(`${base}/svc/v2/events?start_date=2024-01-01T00:00:00Z&device_ids=added-by-reload`, { headers: { authorization: 'Bearer sighup-token-0123456789' } })
+      t.equal(answer.status, 200, 'still serving')
+      t.same(((await answer.json()) as { errors: unknown[] }).errors, [], 'with the device the reload added, in every worker')
+    }
+    server.child.kill('SIGTERM')
+    t.equal(await server.exited, 0, 'a graceful shutdown on SIGTERM')
+  })
+}
