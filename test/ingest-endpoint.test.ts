@@ -92,6 +92,26 @@ t.test('NDJSON: valid lines written, the others refused with their line and reas
   t.equal(readFileSync(eventsFile, 'utf8').length, before.length + appended.length, 'and the file is as it was')
 })
 
+t.test('a device event in a space the registry does not know is refused, naming the space, in wire form or not; a device in another known space is fine', async (t) => {
+  const { app, eventsFile } = await provider(t)
+  const before = readFileSync(eventsFile, 'utf8')
+  const body = ndjson(
+    event('space-1', { space_id: 'no-such-space' }),
+    event('space-2', { space_id: 'no-such-space', date_time: '2025-03-01T10:00:00Z' }),
+    event('space-3', { space_id: 'bldg-a/floor-2' })
+  )
+  const answer = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: body })
+  t.same(answer.json(), {
+    written: 1,
+    unchanged: 0,
+    refused: [
+      { line: 1, reason: 'space "no-such-space" is not in the entities file' },
+      { line: 2, reason: 'space "no-such-space" is not in the entities file' }
+    ]
+  })
+  t.same(readFileSync(eventsFile, 'utf8').slice(before.length).trim().split('\n').map((line) => JSON.parse(line).message_id), ['space-3'])
+})
+
 t.test('a message_id already stored for another event is refused, in the file or ingested earlier, even within one body', async (t) => {
   const { app } = await provider(t)
   const post = (payload: string) => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload })

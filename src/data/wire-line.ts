@@ -413,6 +413,11 @@ export class WireEvent implements StoredEvent, JsonBytes {
     return this.#spaceOrder === -1 ? registry.knowsEntityOf(this) : known.spaces.has(this.spaceNumber)
   }
 
+  /** Whether the registry has its space (by number when the scan remembered it, as isKnownBy). */
+  isSpaceKnownBy (known: KnownNumbers, registry: Pick<EntityRegistry, 'knowsSpace'>): boolean {
+    return this.#spaceOrder === -1 ? registry.knowsSpace(this.space_id) : known.spaces.has(this.spaceNumber)
+  }
+
   /** Its space's entity number; numbered when first asked. */
   get spaceNumber (): number {
     return this.#spaceOrder === -1 ? entityNumber(this.space_id) : remembered.entityNumber(this.#spaceOrder, this.space_id)

@@ -52,6 +52,11 @@ export class EntityRegistry {
       : event.space_id !== undefined && this.#spaces.has(event.space_id)
   }
 
+  /** Whether the registry has this space (a device's event may name another space than its registry one, but one of these). */
+  knowsSpace (spaceId: string | undefined): boolean {
+    return spaceId !== undefined && this.#spaces.has(spaceId)
+  }
+
   /** The same rule by number (src/data/entity-numbers.ts): the known devices and spaces. */
   knownNumbers (): KnownNumbers {
     this.#known ??= { devices: new EntityNumberSet(this.#deviceSpace.keys()), spaces: new EntityNumberSet(this.#spaces) }

@@ -89,12 +89,19 @@ function servableEvents (lines: readonly EventLine[], registry: EntityRegistry, 
     const outOfScope = scope === undefined ? undefined : registry.scopeRefusal(entities, scope)
     if (outOfScope !== undefined) {
       refused.push({ line: parsed.line, reason: outOfScope })
-    } else if (parsed.event instanceof WireEvent ? parsed.event.isKnownBy(known, registry) : registry.knowsEntityOf(entities)) {
-      events.push(parsed)
-    } else {
+      continue
+    }
+    const wire = parsed.event instanceof WireEvent ? parsed.event : undefined
+    if (!(wire !== undefined ? wire.isKnownBy(known, registry) : registry.knowsEntityOf(entities))) {
       // It could never be served: refused rather than stored out of sight.
       const entity = entities.device_id !== undefined ? `device ${JSON.stringify(entities.device_id)}` : `space ${JSON.stringify(entities.space_id)}`
       refused.push({ line: parsed.line, reason: `${entity} is not in the entities file` })
+    } else if (entities.device_id !== undefined && !(wire !== undefined ? wire.isSpaceKnownBy(known, registry) : registry.knowsSpace(entities.space_id))) {
+      // A device may report from another space than its registry one (devices move), but from a
+      // space the registry knows: one it does not would be an entity no request could name.
+      refused.push({ line: parsed.line, reason: `space ${JSON.stringify(entities.space_id)} is not in the entities file` })
+    } else {
+      events.push(parsed)
     }
   }
   return { events, refused }
