@@ -52,6 +52,21 @@ export default fp<AuthenticationOptions>(async function authentication (fastify,
     tokens.replaceFileTokens(file.current)
     fastify.log.info({ file: options.tokensFile, tokens: file.current.size }, 'tokens loaded')
     fastify.addHook('onClose', async () => { file.close() })
+    // The registry and this file are checked together at start-up; a reload of the registry must
+    // not leave a token in service naming an entity the registry lost: every later reload of
+    // this file would then fail on that entry, and a token taken out of it (a revocation) would
+    // go on working. Such a registry is refused, unless the file as it is now on disk loads with
+    // it (its scopes changed first): it is then reloaded right after the registry.
+    fastify.checkReloadedEntities(async (registry) => {
+      const stale = [...tokens.fileTokens()].find((principal) => principal.scope !== undefined && registry.unknownIn(principal.scope).length > 0)
+      if (stale === undefined) return
+      try {
+        await loadTokensFile(options.tokensFile!, registry)
+      } catch {
+        throw new Error(`the token ${JSON.stringify(stale.name)} of ${options.tokensFile!} names ${registry.unknownIn(stale.scope!).join(', ')}, which this file no longer has: take it out of the token's scope first`)
+      }
+    })
+    fastify.onEntitiesReloaded(() => { file.reload().catch(() => {}) })
   }
   const verifyJwt = options.jwt === undefined ? undefined : createJwtVerifier(options.jwt)
 

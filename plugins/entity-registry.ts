@@ -11,6 +11,11 @@ declare module 'fastify' {
     reloadEntities (): Promise<void>
     /** Calls `listener` with each registry that replaces the current one. */
     onEntitiesReloaded (listener: (registry: EntityRegistry) => void): void
+    /**
+     * Runs `check` on each reloaded registry before it replaces the current one: a check that
+     * throws keeps the current one in service, its message logged as the reload's failure.
+     */
+    checkReloadedEntities (check: (registry: EntityRegistry) => Promise<void>): void
   }
 }
 
@@ -22,12 +27,19 @@ export interface EntityRegistryOptions {
 export default fp<EntityRegistryOptions>(async function entityRegistry (fastify, options) {
   const counts = (registry: EntityRegistry) => ({ devices: registry.deviceCount, spaces: registry.spaceCount })
   const listeners: Array<(registry: EntityRegistry) => void> = []
-  const registry = await reloadableFile(options.entitiesFile, loadEntityRegistry, counts, fastify.log, (reloaded) => {
+  const checks: Array<(registry: EntityRegistry) => Promise<void>> = []
+  const load = async (file: string) => {
+    const loaded = await loadEntityRegistry(file)
+    for (const check of checks) await check(loaded)
+    return loaded
+  }
+  const registry = await reloadableFile(options.entitiesFile, load, counts, fastify.log, (reloaded) => {
     for (const listener of listeners) listener(reloaded)
   })
   fastify.addHook('onClose', async () => { registry.close() })
   fastify.decorate('entityRegistry', { getter: () => registry.current })
   fastify.decorate('reloadEntities', () => registry.reload())
   fastify.decorate('onEntitiesReloaded', (listener: (reloaded: EntityRegistry) => void) => { listeners.push(listener) })
+  fastify.decorate('checkReloadedEntities', (check: (reloaded: EntityRegistry) => Promise<void>) => { checks.push(check) })
   fastify.log.info({ file: options.entitiesFile, ...counts(registry.current) }, 'entities loaded')
 }, { name: 'entity-registry', fastify: '5.x' })

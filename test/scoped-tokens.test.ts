@@ -158,6 +158,43 @@ t.test('logs name the token, never the token itself; a reloaded file is taken', 
   t.equal((await app.inject({ url: `/svc/v2/events?${START}`, headers: bearer(later) })).statusCode, 200, 'a token added to the file works once it is reloaded')
 })
 
+t.test('a registry reload that would leave a token of the file in service naming an entity it lost is refused, so that later reloads of TOKENS_FILE (a revocation) still load', async (t) => {
+  const dir = t.testdir()
+  const file = tokensFile(dir, standardTokens)
+  const entitiesFile = join(dir, 'entities.json')
+  copyFileSync(join(fixturesDir, 'entities.json'), entitiesFile)
+  const lines: string[] = []
+  const logs = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
+  const app = await build(t, { tokensFile: file, entitiesFile }, { logger: { level: 'info', stream: logs } })
+  const soapErrors = async () => (await app.inject({ url: `/svc/v2/events?${START}&device_ids=soap-001`, headers: AUTH })).json().errors
+  const until = async (done: () => Promise<boolean> | boolean) => {
+    const deadline = Date.now() + 5000
+    while (Date.now() < deadline && !(await done())) await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  // soap-001 retired from the registry while the token soap-watch is scoped to it.
+  const entities = JSON.parse(readFileSync(entitiesFile, 'utf8'))
+  entities.devices = entities.devices.filter((device: { id: string }) => device.id !== 'soap-001')
+  for (const tag of entities.tags) tag.device_ids = tag.device_ids.filter((id: string) => id !== 'soap-001')
+  writeFileSync(entitiesFile, JSON.stringify(entities))
+  process.kill(process.pid, 'SIGHUP')
+  const refusal = /reload failed, the previous version stays in service: [^\n]*soap-watch[^\n]*soap-001/
+  await until(() => refusal.test(lines.join('')))
+  t.match(lines.join(''), refusal, 'the reload is refused, saying which token names what')
+  t.same(await soapErrors(), [], 'the registry in service is kept')
+
+  // A revocation: acme-fm taken out of the file. Its reload loads (the registry still has soap-001).
+  const revoked = standardTokens.filter((token) => token.name !== 'acme-fm')
+  writeFileSync(file, JSON.stringify({ tokens: revoked }))
+  await until(async () => (await app.inject({ url: `/svc/v2/events?${START}`, headers: bearer(ACME) })).statusCode === 401)
+  t.equal((await app.inject({ url: `/svc/v2/events?${START}`, headers: bearer(ACME) })).statusCode, 401, 'the revoked token is refused')
+
+  // The token's scope changed first, then the registry reloaded: it loads.
+  writeFileSync(file, JSON.stringify({ tokens: revoked.map((token) => token.name === 'soap-watch' ? { ...token, scope: { device_ids: ['towel-002'] } } : token) }))
+  process.kill(process.pid, 'SIGHUP')
+  await until(async () => (await soapErrors()).length > 0)
+  t.same(await soapErrors(), [{ id: 'soap-001', item_type: 'device', message: 'invalid_device' }], 'the registry without soap-001 is in service')
+})
+
 t.test('npm run token: a new random token and its entry, with the scope asked for', async (t) => {
   const { token, entry } = newToken(['--name', 'acme-fm', '--tag', 'site-ams-hq', '--device', 'd1', '--device', 'd2', '--ingest'])
   t.ok(token.length >= 40)

@@ -38,6 +38,11 @@ export class TokenDirectory {
     for (const listener of this.#onReplaced) listener()
   }
 
+  /** TOKENS_FILE's tokens in service. */
+  fileTokens (): Iterable<Principal> {
+    return this.#file.values()
+  }
+
   /** Called after TOKENS_FILE's tokens were replaced (a reload): what was let in may not be any more. */
   onReplaced (listener: () => void): void {
     this.#onReplaced.push(listener)
