@@ -2,7 +2,7 @@ import t from 'tap'
 import { join } from 'node:path'
 import { serverOptions } from '../src/app.js'
 import { loadMemoryEventStore, type LoadProgress } from '../src/store/memory/load-memory-store.js'
-import { fixturesDir, testConfig } from './helper.js'
+import { build, fixturesDir, testConfig } from './helper.js'
 
 t.test('loading the memory store is bounded by no framework timeout', async (t) => {
   // Fastify's default (10 s) stopped a million-event start on a busy machine with FST_ERR_PLUGIN_TIMEOUT.
@@ -138,4 +138,51 @@ t.test('a line in wire form is kept as its bytes: its message is made when first
   t.equal(segment.messagesMade, 3, 'every candidate of the window was read, once')
   t.equal(segment.messageAt(1), segment.messageAt(1), 'made once, then kept')
   t.same(answered.map((message) => encodeMessage(message)), [lines[0], lines[2]], 'each made message encodes to its line')
+})
+
+t.test('a last line cut short (an append a crash interrupted, never acknowledged) is not loaded, and is cut off the file before the next append', async (t) => {
+  const { appendFile, mkdtemp, readFile, rm, writeFile } = await import('node:fs/promises')
+  const { tmpdir } = await import('node:os')
+  const dir = await mkdtemp(join(tmpdir(), 'loading-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'events.ndjson')
+  const line = (id: string, ms: number) => `{"message_id":"${id}","message_code":"A","message_category":"alert","date_time":"${new Date(Date.UTC(2026, 0, 1) + ms).toISOString()}","space_id":"s1"}`
+  const whole = `${line('m1', 0)}\n${line('m2', 1000)}\n`
+  const torn = line('m3', 2000).slice(0, 60)
+  await writeFile(file, whole + torn)
+  const store = await loadMemoryEventStore(file)
+  t.equal(store.size, 2, 'the whole lines are loaded')
+  t.same(store.tornTail, { line: 3, offset: Buffer.byteLength(whole), bytes: torn.length }, 'the cut line is named')
+  const m4 = line('m4', 3000)
+  const written = await store.writeEvents([{ event: { epochMs: Date.UTC(2026, 0, 1) + 3000, message: JSON.parse(m4) }, line: 1, json: { bytes: Buffer.from(m4), start: 0, end: Buffer.byteLength(m4) } }])
+  t.equal(written.written, 1)
+  await store.close()
+  t.equal(await readFile(file, 'utf8'), `${whole}${m4}\n`, 'the cut line is gone, the new event after the whole ones')
+  t.equal((await loadMemoryEventStore(file)).size, 3, 'and the file loads whole')
+
+  // The file changed after the load (another process appended after the cut line): nothing is cut.
+  await writeFile(file, whole + torn)
+  const later = await loadMemoryEventStore(file)
+  await appendFile(file, '\n')
+  await later.writeEvents([{ event: { epochMs: Date.UTC(2026, 0, 1) + 3000, message: JSON.parse(m4) }, line: 1, json: { bytes: Buffer.from(m4), start: 0, end: Buffer.byteLength(m4) } }])
+  await later.close()
+  t.equal(await readFile(file, 'utf8'), `${whole}${torn}\n${m4}\n`, 'what others wrote is never cut')
+
+  // A last line that is whole JSON but not a valid event is no cut append: it stops the load.
+  await writeFile(file, whole + line('m5', 4000).replace('"A"', '1'))
+  await t.rejects(loadMemoryEventStore(file), { message: /line 3/ })
+})
+
+t.test('the provider starts on a file whose last line was cut short, and says so in its log', async (t) => {
+  const { Writable } = await import('node:stream')
+  const { readFile, writeFile } = await import('node:fs/promises')
+  const file = join(t.testdir(), 'events.ndjson')
+  const fixture = await readFile(join(fixturesDir, 'events.ndjson'), 'utf8')
+  await writeFile(file, fixture.endsWith('\n') ? fixture + '{"message_id":"cut-' : fixture + '\n{"message_id":"cut-')
+  const lines: string[] = []
+  const stream = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
+  const app = await build(t, { eventsFile: file }, { logger: { level: 'info', stream } })
+  t.match(lines.join(''), /"line":22,.*"msg":"the events file ends with a line cut short/)
+  const answer = await app.inject({ url: '/health/ready' })
+  t.equal(answer.statusCode, 200, 'and serves')
 })

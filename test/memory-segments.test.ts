@@ -279,3 +279,39 @@ t.test('a message_ids query after ingests: loaded and ingested IDs found, the ad
   t.same(found, ['loaded-7', 'loaded-1999', 'added-7', 'added-2999'])
   await store.close()
 })
+
+t.test('an append that failed and could not be cut back off is cut before the next one, or, when the file changed meanwhile, the next lines start on a line of their own', async (t) => {
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, 'before\n')
+  const probe = await open(file, 'r')
+  const handleClass = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => Promise<{ bytesWritten: number }>, truncate: (...args: unknown[]) => Promise<void> }
+  await probe.close()
+  const { write, truncate } = handleClass
+  t.teardown(() => { handleClass.write = write; handleClass.truncate = truncate })
+  // The next write puts half its bytes in the file, then fails (a full disk); the cut-back fails too.
+  const failOnce = () => {
+    handleClass.write = async function (this: unknown, bytes: unknown, offset: unknown, length: unknown) {
+      handleClass.write = write
+      await write.call(this, bytes, offset, Math.floor((length as number) / 2))
+      throw new Error('ENOSPC: no space left on device')
+    }
+    handleClass.truncate = async function () {
+      handleClass.truncate = truncate
+      throw new Error('EIO: i/o error')
+    }
+  }
+  const appender = new EventsFileAppender(file)
+  failOnce()
+  await t.rejects(appender.append('lost-line\n'), { message: /ENOSPC/ })
+  t.equal(readFileSync(file, 'utf8'), 'before\nlost-', 'half of it stays')
+  await appender.append('next-line\n')
+  t.equal(readFileSync(file, 'utf8'), 'before\nnext-line\n', 'cut off before the next append')
+
+  failOnce()
+  await t.rejects(appender.append('lost-line\n'), { message: /ENOSPC/ })
+  // Another process appends meanwhile (after the half line: nothing can keep it from that).
+  writeFileSync(file, readFileSync(file, 'utf8') + 'other\n')
+  await appender.append('last-line\n')
+  await appender.close()
+  t.equal(readFileSync(file, 'utf8'), 'before\nnext-line\nlost-other\n\nlast-line\n', 'nothing of what others wrote is cut, and the next line is a line of its own')
+})

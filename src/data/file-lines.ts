@@ -9,7 +9,7 @@ const CHUNK_BYTES = 4 * 1024 * 1024
  * the call only (the buffer is reused for the next chunk). Its text is the handler's to decode
  * (lineText), when it needs it: a line read from its bytes needs none.
  */
-export type LineHandler = (line: number, bytes: Buffer, start: number, end: number) => void
+export type LineHandler = (line: number, bytes: Buffer, start: number, end: number, unterminatedAt?: number) => void
 
 /** A line's text (UTF-8; an invalid sequence becomes U+FFFD). */
 export function lineText (bytes: Buffer, start: number, end: number): string {
@@ -21,7 +21,9 @@ export function lineText (bytes: Buffer, start: number, end: number): string {
  * gives them (`crlfDelay: Infinity`): a line ends at `\n`, `\r\n` or a lone `\r`, and a last line
  * without an end counts. Read in large chunks and cut with indexOf: for a million short lines,
  * readline's per-line events, and a promise per line of an async iterator, cost as much as
- * parsing them (BENCHMARKS.md, "Loading"). A line never lives longer than its callback.
+ * parsing them (BENCHMARKS.md, "Loading"). A line never lives longer than its callback. A last
+ * line without an end is also given its place in the file (`unterminatedAt`, its first byte's
+ * offset): it may be an append cut short.
  * `chunkBytes` is for tests of lines across chunks.
  */
 export async function forEachLine (file: string, onLine: LineHandler, chunkBytes = CHUNK_BYTES): Promise<void> {
@@ -30,6 +32,8 @@ export async function forEachLine (file: string, onLine: LineHandler, chunkBytes
     let buffer = Buffer.allocUnsafe(chunkBytes)
     // Bytes at the start of buffer left from the last chunk: a line not yet ended.
     let kept = 0
+    // The file offset of buffer[0].
+    let offset = 0
     let line = 0
     while (true) {
       if (kept === buffer.length) {
@@ -61,9 +65,10 @@ export async function forEachLine (file: string, onLine: LineHandler, chunkBytes
       }
       if (atEnd) {
         // What is left is a last line without an end.
-        if (start < end) onLine(++line, view, start, end)
+        if (start < end) onLine(++line, view, start, end, offset + start)
         return
       }
+      offset += start
       kept = end - start
       buffer.copy(buffer, 0, start, end)
     }

@@ -64,6 +64,9 @@ export const memoryStore = defineStore({
     const store = await loadMemoryEventStore(file, ({ lines, seconds }) => {
       log.info({ file, lines, seconds: Math.round(seconds) }, 'loading events')
     })
+    if (store.tornTail !== undefined) {
+      log.warn({ file, line: store.tornTail.line, bytes: store.tornTail.bytes }, 'the events file ends with a line cut short (an append a crash interrupted, never acknowledged): skipped, and cut off before the next append')
+    }
     const collected = collectLoadGarbage()
     const seconds = Math.round((performance.now() - started) / 100) / 10
     log.info({ file, events: store.size, seconds, loadGarbageCollected: collected }, 'events loaded into the memory store')

@@ -4,6 +4,7 @@ import { DataFileError } from '../../data/data-file-error.js'
 import { NOT_UTF8, parseEventLine } from '../../data/event-lines.js'
 import { forEachLine, lineText } from '../../data/file-lines.js'
 import { scanWireParts } from '../../data/wire-line.js'
+import type { TornTail } from './events-file-appender.js'
 import { MemoryEventStore } from './memory-event-store.js'
 import { SegmentBuilder } from './segment-builder.js'
 
@@ -25,14 +26,23 @@ export const PROGRESS_EVERY_LINES = 100_000
 export async function loadMemoryEventStore (file: string, onProgress?: (progress: LoadProgress) => void, progressEvery = PROGRESS_EVERY_LINES): Promise<MemoryEventStore> {
   const started = performance.now()
   let builder: SegmentBuilder
+  let tornTail: TornTail | undefined
   try {
     builder = new SegmentBuilder((await stat(file)).size)
-    await forEachLine(file, (line, bytes, start, end) => {
+    await forEachLine(file, (line, bytes, start, end, unterminatedAt) => {
       if (line % progressEvery === 0) onProgress?.({ lines: line, seconds: (performance.now() - started) / 1000 })
       // A line in wire form (the usual case) is checked from its bytes and kept as they are,
       // its message made when an answer reads it; any other is read the thorough way, which
       // also says what is wrong with a bad one.
       const wire = scanWireParts(bytes, start, end)
+      if (wire === undefined && unterminatedAt !== undefined && !isWholeJson(bytes, start, end)) {
+        // The file's last bytes, no line break after them and not even JSON: what a crash leaves
+        // of an append it cut short (the provider writes whole lines, each ending in a line
+        // break, and acknowledges none before its write returned). Never acknowledged, so not an
+        // event: skipped, and cut off the file before the next append (events-file-appender.ts).
+        tornTail = { line, offset: unterminatedAt, bytes: end - start }
+        return
+      }
       let problem: string | undefined
       if (wire !== undefined) {
         problem = builder.addWire(bytes, start, end, wire, line)
@@ -50,5 +60,15 @@ export async function loadMemoryEventStore (file: string, onProgress?: (progress
     if (error instanceof DataFileError) throw error
     throw new DataFileError(file, 'cannot be read', (error as Error).message)
   }
-  return new MemoryEventStore(builder.build(), file)
+  return new MemoryEventStore(builder.build(), file, tornTail)
+}
+
+/** Whether bytes[start, end) is one JSON value (decoded as UTF-8; bytes that are not give U+FFFD, and a cut sequence leaves the value unended anyway). */
+function isWholeJson (bytes: Buffer, start: number, end: number): boolean {
+  try {
+    JSON.parse(lineText(bytes, start, end))
+    return true
+  } catch {
+    return false
+  }
 }

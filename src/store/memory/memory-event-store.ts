@@ -4,7 +4,7 @@ import { WireEvent } from '../../data/wire-line.js'
 import { compareMessageIds } from '../event-order.js'
 import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, type EventStore, type StoreHealth, type StoredEntities } from '../event-store.js'
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
-import { EventsFileAppender } from './events-file-appender.js'
+import { EventsFileAppender, type TornTail } from './events-file-appender.js'
 import { MemorySegment } from './memory-segment.js'
 import { joinJsonBytes } from '../../data/json-bytes.js'
 import { MessageIdTable, messageIdHash, messageIdHashOfFnv } from './message-id-table.js'
@@ -56,11 +56,15 @@ export class MemoryEventStore implements EventStore {
    * are served is decided per answer, above the store (store-contract.ts). `file` is where
    * ingested events are appended; without one the store takes no writes.
    */
-  constructor (events: Iterable<StoredEvent> | MemorySegment, file?: string) {
+  constructor (events: Iterable<StoredEvent> | MemorySegment, file?: string, tornTail?: TornTail) {
     this.#segments.push(events instanceof MemorySegment ? events : new MemorySegment(events))
     this.#ids = this.#segments[0]!.messageIdIndex
-    this.#appender = file === undefined ? undefined : new EventsFileAppender(file)
+    this.#appender = file === undefined ? undefined : new EventsFileAppender(file, tornTail)
+    this.tornTail = tornTail
   }
+
+  /** The file's last line, cut short, that the load skipped (for the start-up's warning). */
+  readonly tornTail: TornTail | undefined
 
   get size (): number {
     return this.#segments.reduce((sum, segment) => sum + segment.size, 0)
