@@ -1,6 +1,7 @@
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose'
 import type { TokenScope } from '../../schemas/tokens.js'
 import type { Principal } from './principal.js'
+import { tokenKey } from '../http/bearer-token.js'
 
 export interface JwtSettings {
   jwksUrl: string
@@ -43,10 +44,14 @@ export function createJwtVerifier (settings: JwtSettings): JwtVerifier {
     }
     const scope = scopeOf(payload)
     if (scope === null) return undefined
-    const name = `jwt:${typeof payload.sub === 'string' ? payload.sub : 'unnamed'}`
+    // Who the client is: its sub, else its client_id (RFC 9068), else the token alone; rate
+    // limits count by that, apart from the configured and named tokens (principal.ts).
+    const client = typeof payload.sub === 'string' ? payload.sub : typeof payload.client_id === 'string' ? payload.client_id : undefined
+    const name = `jwt:${client ?? 'unnamed'}`
+    const key = client !== undefined ? `jwt:${client}` : `jwt-token:${tokenKey(token)}`
     // Without exp a token is checked again after a minute at the latest (an open stream too).
     const expiresMs = Math.min(typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity, Date.now() + 60_000)
-    const principal: Principal = { name, key: name, read: true, ingest: false, scope, expiresMs: typeof payload.exp === 'number' ? payload.exp * 1000 : expiresMs, jwt: true }
+    const principal: Principal = { name, key, read: true, ingest: false, scope, expiresMs: typeof payload.exp === 'number' ? payload.exp * 1000 : expiresMs, jwt: true }
     if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!)
     verified.set(token, { principal, expiresMs })
     return principal

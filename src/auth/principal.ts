@@ -4,7 +4,11 @@ import type { TokenScope } from '../../schemas/tokens.js'
 export interface Principal {
   /** For logs and rate limits: the token's name (TOKENS_FILE), `jwt:<sub>`, or undefined for API_TOKENS and INGEST_TOKENS. */
   readonly name: string | undefined
-  /** What rate limits count requests by: the name, or a digest of the token. */
+  /**
+   * What rate limits count requests by, one namespace per kind so that none can take another's
+   * count: `token:<digest>` (API_TOKENS, INGEST_TOKENS), `file:<name>` (TOKENS_FILE), `jwt:<sub or
+   * client_id>`, or `jwt-token:<digest>` for a JWT naming neither.
+   */
   readonly key: string
   readonly read: boolean
   readonly ingest: boolean

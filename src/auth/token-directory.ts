@@ -15,7 +15,7 @@ export class TokenDirectory {
       const key = tokenKey(token)
       this.#configured.set(key, {
         name: undefined,
-        key,
+        key: `token:${key}`,
         read: apiTokens.includes(token),
         ingest: ingestTokens.includes(token),
         scope: undefined

@@ -28,7 +28,7 @@ export async function loadTokensFile (file: string, registry: EntityRegistry): P
       if (unknown.length > 0) throw new DataFileError(file, `${where}.scope`, `unknown ${unknown.join(', ')}`)
     }
     names.set(entry.name, index)
-    byDigest.set(key, { name: entry.name, key: entry.name, read: true, ingest: entry.ingest === true, scope: entry.scope })
+    byDigest.set(key, { name: entry.name, key: `file:${entry.name}`, read: true, ingest: entry.ingest === true, scope: entry.scope })
   })
   return byDigest
 }
