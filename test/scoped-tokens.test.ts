@@ -210,7 +210,9 @@ t.test('an open stream ends when its token is revoked or scoped otherwise, or wh
   const entitiesFile = join(dir, 'entities.json')
   copyFileSync(join(fixturesDir, 'entities.json'), entitiesFile)
   const file = tokensFile(dir, standardTokens)
-  const app = await build(t, { tokensFile: file, eventsFile: join(dir, 'events.ndjson'), entitiesFile })
+  const lines: string[] = []
+  const logs = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
+  const app = await build(t, { tokensFile: file, eventsFile: join(dir, 'events.ndjson'), entitiesFile }, { logger: { level: 'info', stream: logs } })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { SseClient } = await import('./live/sse-client.js')
   const port = (app.server.address() as { port: number }).port
@@ -230,6 +232,8 @@ t.test('an open stream ends when its token is revoked or scoped otherwise, or wh
   t.notOk(acme.ended, 'a token still in the file keeps its stream')
   const again = await app.inject({ url: `/svc/v2/events?${START}`, headers: bearer(SOAP) })
   t.equal(again.statusCode, 401, 'and the revoked token is refused from now on')
+  t.match(lines.join(''), /"token":"soap-watch"[^\n]*"msg":"stream ended"/, 'the log names whose stream ended')
+  t.notMatch(lines.join(''), SOAP, 'never the token itself')
 
   // The registry again, with floor-1's tag covering another space: the tag-scoped stream ends.
   const entities = JSON.parse(readFileSync(entitiesFile, 'utf8'))

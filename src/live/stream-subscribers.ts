@@ -246,7 +246,7 @@ export class StreamSubscribers {
    */
   end (stream: StreamSubscriber, reason: string): void {
     if (stream.closed) return
-    this.#log.info({ reason }, 'stream ended')
+    this.#log.info({ reason, token: stream.opener?.principal.name }, 'stream ended')
     if (stream.replayFrom !== undefined) stream.socket.write(namedFrame('reset', { since: stream.replayFrom }))
     this.remove(stream)
     const { socket } = stream
@@ -264,7 +264,7 @@ export class StreamSubscribers {
   }
 
   #drop (stream: StreamSubscriber, reason: string): void {
-    this.#log.info({ unsentBytes: stream.socket.writableLength, reason }, 'stream client disconnected')
+    this.#log.info({ unsentBytes: stream.socket.writableLength, reason, token: stream.opener?.principal.name }, 'stream client disconnected')
     this.remove(stream)
     stream.socket.destroy()
   }
