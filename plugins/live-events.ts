@@ -12,6 +12,7 @@ import { LocalBus } from '../src/live/local-bus.js'
 import { MqttPublisher } from '../src/live/mqtt-publisher.js'
 import { StreamSubscribers } from '../src/live/stream-subscribers.js'
 import type { IngestEvent, WriteOutcome } from '../src/store/event-writer.js'
+import type { TokenScope } from '../schemas/tokens.js'
 
 /** The live side of the provider: ingest into the store, and push to stream subscribers and MQTT. */
 export interface LiveEvents {
@@ -180,13 +181,22 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       return now === undefined || !now.read || JSON.stringify(now.scope) !== JSON.stringify(stream.opener!.principal.scope)
     }, 'its token was revoked or scoped otherwise')
   })
+  // A scope also covers the devices whose registry space it covers: a device that moved changes
+  // what it covers without a change to its lists. Compared once per scope (tokens share theirs).
+  let previous = fastify.entityRegistry
   fastify.onEntitiesReloaded((registry) => {
+    const before = previous
+    previous = registry
+    const movedDevices = new Map<TokenScope, boolean>()
     streams.endWhere((stream) => {
       const scope = stream.opener?.principal.scope
       const seen = stream.filter.scope
       if (scope === undefined || seen === undefined) return false
       const now = registry.visibleOf(scope)
-      return !sameMembers(now.deviceIds, seen.deviceIds) || !sameMembers(now.spaceIds, seen.spaceIds)
+      if (!sameMembers(now.deviceIds, seen.deviceIds) || !sameMembers(now.spaceIds, seen.spaceIds)) return true
+      let moved = movedDevices.get(scope)
+      if (moved === undefined) movedDevices.set(scope, moved = !sameMembers(before.devicesHomedIn(now.spaceIds), registry.devicesHomedIn(now.spaceIds)))
+      return moved
     }, 'its scope covers other entities in the reloaded registry')
   })
 

@@ -245,6 +245,34 @@ t.test('an open stream ends when its token is revoked or scoped otherwise, or wh
   t.notOk(unscoped.ended, 'an unscoped stream goes on')
 })
 
+t.test('an open stream ends when a device moves out of (or into) the spaces of its scope; a stream whose scope it does not touch goes on', async (t) => {
+  const dir = t.testdir()
+  copyFileSync(join(fixturesDir, 'events.ndjson'), join(dir, 'events.ndjson'))
+  const entitiesFile = join(dir, 'entities.json')
+  copyFileSync(join(fixturesDir, 'entities.json'), entitiesFile)
+  const app = await build(t, { tokensFile: tokensFile(dir, standardTokens), eventsFile: join(dir, 'events.ndjson'), entitiesFile })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { SseClient } = await import('./live/sse-client.js')
+  const port = (app.server.address() as { port: number }).port
+  const open = async (token: string, query = '') => {
+    const client = new SseClient(`http://127.0.0.1:${port}/svc/v2/events/stream${query}`, bearer(token))
+    t.teardown(() => client.close())
+    await client.until((c) => c.status === 200)
+    return client
+  }
+  // acme-fm's tag covers the space bldg-a/floor-1, and so towel-002, whose space it is.
+  const acme = await open(ACME, '?device_ids=towel-002')
+  const soap = await open(SOAP)
+  const entities = JSON.parse(readFileSync(entitiesFile, 'utf8'))
+  entities.devices.find((device: { id: string }) => device.id === 'towel-002').space_id = 'bldg-a/floor-2'
+  writeFileSync(entitiesFile, JSON.stringify(entities))
+  await acme.until((c) => c.ended, 5000, 'the stream whose scope lost towel-002 to end')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.notOk(soap.ended, 'a stream whose scope the move does not touch goes on')
+  const again = await app.inject({ url: `/svc/v2/events?${START}&device_ids=towel-002`, headers: bearer(ACME) })
+  t.same(again.json().errors, [{ id: 'towel-002', item_type: 'device', message: 'invalid_device' }], 'as a new request would see it')
+})
+
 t.test('a stream ended for its token is destroyed soon after when its client leaves the connection half open: it cannot outlive the stream limit', async (t) => {
   const dir = t.testdir()
   const file = join(dir, 'tokens.json')

@@ -57,6 +57,14 @@ export class EntityRegistry {
     return spaceId !== undefined && this.#spaces.has(spaceId)
   }
 
+  /** The devices whose registry space is one of these. */
+  devicesHomedIn (spaceIds: ReadonlySet<string>): Set<string> {
+    const devices = new Set<string>()
+    if (spaceIds.size === 0) return devices
+    for (const [device, space] of this.#deviceSpace) if (spaceIds.has(space)) devices.add(device)
+    return devices
+  }
+
   /** The same rule by number (src/data/entity-numbers.ts): the known devices and spaces. */
   knownNumbers (): KnownNumbers {
     this.#known ??= { devices: new EntityNumberSet(this.#deviceSpace.keys()), spaces: new EntityNumberSet(this.#spaces) }
