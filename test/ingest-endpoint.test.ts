@@ -55,6 +55,23 @@ t.test('body types and sizes: 415, 413, 400 invalid_body', async (t) => {
   t.same((await post(JSON_TYPE, '[]')).json(), { written: 0, unchanged: 0, refused: [] }, 'an empty array is no events')
 })
 
+t.test('JSON is UTF-8: a charset other than UTF-8 is 415, before the size; a leading byte order mark is ignored; a lone \\r ends a line as in EVENTS_FILE', async (t) => {
+  const { app } = await provider(t, { ingestMaxBytes: 2048 })
+  const post = (type: string, payload: string | Buffer, headers: Record<string, string> = {}) => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, 'content-type': type, ...headers }, payload })
+  for (const type of ['application/x-ndjson; charset=iso-8859-1', 'application/json;charset="latin1"', 'application/x-ndjson; charset=utf-16']) {
+    t.same((await post(type, ndjson(event('a')))).json(), { status: 415, message: 'unsupported_media_type' }, type)
+  }
+  const large = ndjson(...Array.from({ length: 20 }, (_, i) => event(`big-${i}`)))
+  t.equal((await post('application/x-ndjson; charset=iso-8859-1', large)).statusCode, 415, 'the type is checked before the size')
+  t.equal((await post('application/x-ndjson', large, { 'content-encoding': 'gzip' })).statusCode, 415, 'so is the coding')
+  t.same((await post('application/x-ndjson; charset=UTF-8', ndjson(event('utf8-1')))).json(), { written: 1, unchanged: 0, refused: [] }, 'UTF-8 said')
+  const bom = Buffer.from([0xef, 0xbb, 0xbf])
+  t.same((await post('application/x-ndjson', Buffer.concat([bom, Buffer.from(ndjson(event('bom-1'), event('bom-2')))]))).json(), { written: 2, unchanged: 0, refused: [] }, 'NDJSON after a BOM')
+  t.same((await post('application/json', Buffer.concat([bom, Buffer.from(JSON.stringify([event('bom-3')]))]))).json(), { written: 1, unchanged: 0, refused: [] }, 'an array after a BOM')
+  t.same((await post('application/x-ndjson', `${JSON.stringify(event('cr-1'))}\r${JSON.stringify(event('cr-2'))}\r\n${JSON.stringify(event('cr-3'))}`)).json(), { written: 3, unchanged: 0, refused: [] }, 'lines ended by \\r, \\r\\n and the end')
+  t.same((await post('application/x-ndjson', `{"message_id":\r"x"}\n${JSON.stringify(event('cr-4'))}`)).json().refused.map((refusal: { line: number }) => refusal.line), [1, 2], 'a line cut by a lone \\r is two lines, numbered as such')
+})
+
 t.test('NDJSON: valid lines written, the others refused with their line and reason; durable and served at once', async (t) => {
   const { app, eventsFile } = await provider(t)
   const before = readFileSync(eventsFile, 'utf8')

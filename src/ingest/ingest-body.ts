@@ -18,11 +18,20 @@ export function ndjsonEvents (body: Buffer): EventLine[] | undefined {
   let line = 0
   let from = 0
   const length = body.length
+  // A line ends at \n, \r\n or a lone \r, as in EVENTS_FILE (file-lines.ts); the next \r is
+  // found once and kept (most bodies have none), not looked for on every line.
+  let cr = body.indexOf(CR)
   while (from <= length) {
+    if (cr !== -1 && cr < from) cr = body.indexOf(CR, from)
     let to = body.indexOf(LF, from)
     if (to === -1) to = length
+    let end = to
+    if (cr !== -1 && cr < to) {
+      end = cr
+      // \r\n: the line ends at the \r, and the next begins after the \n.
+      if (cr + 1 !== to) to = cr
+    }
     line++
-    const end = to > from && body[to - 1] === CR ? to - 1 : to
     const wire = scanWireLine(body, from, end, line)
     if (wire !== undefined) {
       // The line is the event's wire JSON as it is: one object is the line, its event and its JSON.

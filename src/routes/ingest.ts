@@ -44,13 +44,16 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
       }
     },
     bodyLimit: options.maxBytes,
-    config: { access: 'ingest' }
+    config: { access: 'ingest' },
+    // Before the body is read, so that its type is judged before its size (415, then 413).
+    preParsing (request, reply, payload, done) {
+      if (isTakenAsSent(request.headers['content-type'], request.headers['content-encoding'])) return done(null, payload)
+      sendError(reply, 'unsupported_media_type')
+    }
   }, async function (request, reply) {
     const type = request.headers['content-type']
-    const coding = request.headers['content-encoding']
-    // Bodies are taken as they are: a compressed one is another media type to this endpoint.
-    if (type === undefined || (coding !== undefined && coding.toLowerCase() !== 'identity')) return sendError(reply, 'unsupported_media_type')
-    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+    if (type === undefined) return sendError(reply, 'unsupported_media_type')
+    const body = withoutByteOrderMark(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0))
     // An array body that is not UTF-8 is no JSON text at all (decoding it would change its events).
     const lines = type.toLowerCase().startsWith(NDJSON_CONTENT_TYPE) ? ndjsonEvents(body) : isUtf8(body) ? jsonArrayEvents(body.toString('utf8')) : undefined
     if (lines === undefined) return sendError(reply, 'invalid_body')
@@ -68,6 +71,25 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
     ingested.inc({ outcome: 'refused' }, answer.refused.length)
     return answer
   })
+}
+
+/**
+ * Whether a body of this type and coding is taken as it is sent: a type (which one, the content
+ * type parsers say), in UTF-8, the only encoding of JSON (RFC 8259: a body of another charset
+ * would be read as other text than the one sent), and not compressed (a compressed body is
+ * another media type to this endpoint).
+ */
+function isTakenAsSent (type: string | undefined, coding: string | undefined): boolean {
+  if (type === undefined || (coding !== undefined && coding.trim().toLowerCase() !== 'identity')) return false
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(type)?.[1]
+  return charset === undefined || /^utf-?8$/i.test(charset)
+}
+
+const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf])
+
+/** The body without a leading UTF-8 byte order mark, which a JSON parser may ignore (RFC 8259) and Windows tools write. */
+function withoutByteOrderMark (body: Buffer): Buffer {
+  return body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.subarray(BYTE_ORDER_MARK.length) : body
 }
 
 /**
