@@ -52,6 +52,17 @@ t.test('STORE=memory: an events file without a final line break stays valid afte
   t.same(response.json().data.map((m: { message_id: string }) => m.message_id), ['n-1', 'n-2'], 'the provider starts and serves them')
 })
 
+t.test('STORE=memory: an events file whose last line a crash cut short takes an ingest, without the cut line', async (t) => {
+  const existing = readFileSync(join(fixturesDir, 'events.ndjson'), 'utf8')
+  const torn = '{"message_id":"cut-sh'
+  const dir = t.testdir({ 'events.ndjson': existing + torn, 'new.ndjson': event('n-1') + '\n' })
+  const env = { STORE: 'memory', EVENTS_FILE: join(dir, 'events.ndjson') }
+  const run = await runIngest(join(dir, 'new.ndjson'), env)
+  t.equal(run.code, 0, run.stdout + run.stderr)
+  t.match(run.stdout, '1 written')
+  t.equal(readFileSync(env.EVENTS_FILE, 'utf8'), existing + event('n-1', { date_time: '2025-03-01T09:00:00.000Z' }) + '\n', 'the cut line is gone, the new event on a line of its own')
+})
+
 t.test('a line with a key given twice is refused whole', async (t) => {
   const twice = event('n-1').replace('"space_id":', '"space_id":"elsewhere","space_id":')
   const dir = t.testdir({ 'new.ndjson': twice + '\n' + event('n-2') + '\n' })
