@@ -17,6 +17,8 @@ export interface ServedEvents {
   write (events: readonly IngestEvent[]): Promise<WriteOutcome>
   /** Events another worker wrote into the same store, for a store each process keeps a copy of. */
   takeWrittenElsewhere (events: readonly StoredEvent[]): void
+  /** Events other workers wrote into the same store while this one loaded it (EventStore.takeAppendedSinceLoad); 0 for other stores. */
+  takeAppendedSinceLoad (): Promise<number>
 }
 
 declare module 'fastify' {
@@ -41,6 +43,7 @@ export default fp<EventStoreOptions>(async function eventStore (fastify, options
     query: (query: EventQuery) => keepStoreContract(store, query, fastify.entityRegistry),
     health: () => store.health(),
     write: (events: readonly IngestEvent[]) => store.writeEvents(events),
-    takeWrittenElsewhere: (events: readonly StoredEvent[]) => store.takeWrittenElsewhere?.(events)
+    takeWrittenElsewhere: (events: readonly StoredEvent[]) => store.takeWrittenElsewhere?.(events),
+    takeAppendedSinceLoad: async () => await store.takeAppendedSinceLoad?.() ?? 0
   })
 }, { name: 'event-store', dependencies: ['entity-registry'], fastify: '5.x' })

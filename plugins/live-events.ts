@@ -99,6 +99,12 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     // writes; in order, and a stream that began meanwhile skips what its resume already held.
     setImmediate(() => streams.deliver(events, cursorOf, fastify.entityRegistry, beingWritten.size === 0))
   })
+  if (cluster.isWorker) {
+    // Now that the bus is heard: what the other workers wrote while this one loaded the store
+    // (a worker started again while the others serve), before it serves or writes anything.
+    const taken = await fastify.events.takeAppendedSinceLoad()
+    if (taken > 0) fastify.log.info({ events: taken }, 'took the events other workers wrote while this one loaded the store')
+  }
 
   const status = () => bus.brokerStatus()
   const gauge = (name: string, help: string, value: () => number | undefined) => {

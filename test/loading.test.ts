@@ -186,3 +186,22 @@ t.test('the provider starts on a file whose last line was cut short, and says so
   const answer = await app.inject({ url: '/health/ready' })
   t.equal(answer.statusCode, 200, 'and serves')
 })
+
+t.test('a worker takes the events other processes appended to the file after its load, once each, whole lines only', async (t) => {
+  const { appendFile, mkdtemp, rm, writeFile } = await import('node:fs/promises')
+  const { tmpdir } = await import('node:os')
+  const dir = await mkdtemp(join(tmpdir(), 'loading-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'events.ndjson')
+  const line = (id: string, ms: number) => `{"message_id":"${id}","message_code":"A","message_category":"alert","date_time":"${new Date(Date.UTC(2026, 0, 1) + ms).toISOString()}","space_id":"s1"}`
+  await writeFile(file, `${line('m1', 0)}\n${line('m2', 1000)}`)
+  const store = await loadMemoryEventStore(file)
+  t.equal(store.size, 2)
+  // Another worker appends (its line break first: the file ended without one), and one of its
+  // events also reaches this one over the bus before the catch-up reads it.
+  await appendFile(file, `\n${line('m3', 2000)}\n${line('m4', 3000)}\n${line('m5', 4000).slice(0, 30)}`)
+  store.takeWrittenElsewhere([{ epochMs: Date.UTC(2026, 0, 1) + 3000, message: JSON.parse(line('m4', 3000)) }])
+  t.equal(await store.takeAppendedSinceLoad(), 1, 'the one event it did not have yet (a half line is not an event yet)')
+  t.equal(store.size, 4)
+  t.equal(await store.takeAppendedSinceLoad(), 0, 'nothing twice')
+})

@@ -24,16 +24,17 @@ export function lineText (bytes: Buffer, start: number, end: number): string {
  * parsing them (BENCHMARKS.md, "Loading"). A line never lives longer than its callback. A last
  * line without an end is also given its place in the file (`unterminatedAt`, its first byte's
  * offset): it may be an append cut short.
- * `chunkBytes` is for tests of lines across chunks.
+ * `chunkBytes` is for tests of lines across chunks. `from`: the offset to start at (line numbers
+ * then count from there). Resolves with the offset of the end of what was read.
  */
-export async function forEachLine (file: string, onLine: LineHandler, chunkBytes = CHUNK_BYTES): Promise<void> {
+export async function forEachLine (file: string, onLine: LineHandler, chunkBytes = CHUNK_BYTES, from = 0): Promise<number> {
   const handle = await open(file, 'r')
   try {
     let buffer = Buffer.allocUnsafe(chunkBytes)
     // Bytes at the start of buffer left from the last chunk: a line not yet ended.
     let kept = 0
     // The file offset of buffer[0].
-    let offset = 0
+    let offset = from
     let line = 0
     while (true) {
       if (kept === buffer.length) {
@@ -42,7 +43,7 @@ export async function forEachLine (file: string, onLine: LineHandler, chunkBytes
         buffer.copy(grown, 0, 0, kept)
         buffer = grown
       }
-      const { bytesRead } = await handle.read(buffer, kept, buffer.length - kept, null)
+      const { bytesRead } = await handle.read(buffer, kept, buffer.length - kept, offset + kept)
       const atEnd = bytesRead === 0
       const view = buffer.subarray(0, kept + bytesRead)
       const end = view.length
@@ -66,7 +67,7 @@ export async function forEachLine (file: string, onLine: LineHandler, chunkBytes
       if (atEnd) {
         // What is left is a last line without an end.
         if (start < end) onLine(++line, view, start, end, offset + start)
-        return
+        return offset + end
       }
       offset += start
       kept = end - start

@@ -120,6 +120,11 @@ export interface EventStore {
    */
   takeWrittenElsewhere? (events: readonly StoredEvent[]): void
   /**
+   * For the same stores: takes the events other processes wrote after this one loaded the store
+   * (before it could hear of them), once each. Resolves with how many it took.
+   */
+  takeAppendedSinceLoad? (): Promise<number>
+  /**
    * The device and space of every stored event, for a store that holds them in the process (the
    * memory store), so start-up can tell how many the registry would not serve
    * (unknown-entity-events.ts). Each item may be the same object, changed: valid until the next.

@@ -60,3 +60,49 @@ t.test('WORKERS=2: an event ingested on one worker is served and pushed by every
     t.same({ id: client.messages[0]!.id, data: client.messages[0]!.data }, { id: clients[0]!.messages[1]!.id, data: clients[0]!.messages[1]!.data }, 'resumed as it went out live')
   }
 })
+
+t.test('WORKERS=2: a worker started again while the other ingests serves every event acknowledged meanwhile, and judges their IDs', async (t) => {
+  const { execFileSync } = await import('node:child_process')
+  const eventsFile = join(t.testdir(), 'events.ndjson')
+  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
+  const server = startServer({
+    EVENTS_FILE: eventsFile,
+    ENTITIES_FILE: join(fixturesDir, 'entities.json'),
+    SPECIFICATIONS_FILE: join(fixturesDir, 'specifications.json'),
+    WORKERS: '2',
+    API_TOKENS: 'reader',
+    INGEST_TOKENS: 'writer'
+  })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const base = await server.listening
+  const listening = () => server.output().stdout.split('Server listening').length - 1
+  const until = async (done: () => boolean) => {
+    const deadline = Date.now() + 30_000
+    while (Date.now() < deadline && !done()) await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  await until(() => listening() === 2)
+  const workers = execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n')
+  const line = (i: number) => JSON.stringify({ message_id: `restart-${i}`, message_code: 'EMPTY', message_category: 'alert', date_time: new Date(Date.UTC(2025, 5, 1) + i * 1000).toISOString(), device_id: 'soap-001', space_id: 'bldg-a/floor-1' })
+  const post = async (i: number) => {
+    const answer = await fetch(`${base}/ingest/events`, { method: 'POST', headers: { authorization: 'Bearer writer', 'content-type': 'application/x-ndjson' }, body: line(i) + '\n' })
+    return answer.status === 200 ? (await answer.json() as { written: number }).written : 0
+  }
+  // One worker killed; until its replacement listens, the other takes a stream of ingests.
+  process.kill(Number(workers[0]), 'SIGKILL')
+  let acknowledged = 0
+  let next = 0
+  while (listening() < 3 && next < 20_000) acknowledged += await post(next++).catch(() => 0)
+  for (let i = 0; i < 50; i++) acknowledged += await post(next++).catch(() => 0)
+  t.ok(acknowledged > 50, `${acknowledged} events acknowledged while the worker came back`)
+  const written = readFileSync(eventsFile, 'utf8').split('\n').filter((text) => text.includes('"restart-')).length
+  t.equal(written, acknowledged, 'each in the file once')
+  for (let i = 0; i < 6; i++) {
+    const body = await freshGet(`${base}/svc/v2/events?start_date=2025-01-01T00:00:00Z&device_ids=soap-001`, { authorization: 'Bearer reader' })
+    t.equal(body.split('"restart-').length - 1, acknowledged, `answer ${i + 1}: every acknowledged event, on either worker`)
+  }
+  // An acknowledged ID posted again with other fields is refused by either worker.
+  for (let i = 0; i < 4; i++) {
+    const answer = await fetch(`${base}/ingest/events`, { method: 'POST', headers: { authorization: 'Bearer writer', 'content-type': 'application/x-ndjson', connection: 'close' }, body: line(0).replace('"EMPTY"', '"LOW"') + '\n' })
+    t.equal(((await answer.json()) as { refused: unknown[] }).refused.length, 1, 'refused, not written again')
+  }
+})

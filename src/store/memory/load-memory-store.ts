@@ -27,9 +27,10 @@ export async function loadMemoryEventStore (file: string, onProgress?: (progress
   const started = performance.now()
   let builder: SegmentBuilder
   let tornTail: TornTail | undefined
+  let loadedBytes: number
   try {
     builder = new SegmentBuilder((await stat(file)).size)
-    await forEachLine(file, (line, bytes, start, end, unterminatedAt) => {
+    loadedBytes = await forEachLine(file, (line, bytes, start, end, unterminatedAt) => {
       if (line % progressEvery === 0) onProgress?.({ lines: line, seconds: (performance.now() - started) / 1000 })
       // A line in wire form (the usual case) is checked from its bytes and kept as they are,
       // its message made when an answer reads it; any other is read the thorough way, which
@@ -60,7 +61,7 @@ export async function loadMemoryEventStore (file: string, onProgress?: (progress
     if (error instanceof DataFileError) throw error
     throw new DataFileError(file, 'cannot be read', (error as Error).message)
   }
-  return new MemoryEventStore(builder.build(), file, tornTail)
+  return new MemoryEventStore(builder.build(), file, { bytes: tornTail?.offset ?? loadedBytes, tornTail })
 }
 
 /** Whether bytes[start, end) is one JSON value (decoded as UTF-8; bytes that are not give U+FFFD, and a cut sequence leaves the value unended anyway). */

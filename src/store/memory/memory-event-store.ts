@@ -1,10 +1,11 @@
 import type { Message } from '../../../schemas/message.js'
-import { messageIdOf, sameEvent, type StoredEvent } from '../../data/event-lines.js'
+import { messageIdOf, parseEventLine, sameEvent, type StoredEvent } from '../../data/event-lines.js'
 import { WireEvent } from '../../data/wire-line.js'
 import { compareMessageIds } from '../event-order.js'
 import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, type EventStore, type StoreHealth, type StoredEntities } from '../event-store.js'
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
 import { EventsFileAppender, type TornTail } from './events-file-appender.js'
+import { forEachLine, lineText } from '../../data/file-lines.js'
 import { MemorySegment } from './memory-segment.js'
 import { joinJsonBytes } from '../../data/json-bytes.js'
 import { MessageIdTable, messageIdHash, messageIdHashOfFnv } from './message-id-table.js'
@@ -56,15 +57,45 @@ export class MemoryEventStore implements EventStore {
    * are served is decided per answer, above the store (store-contract.ts). `file` is where
    * ingested events are appended; without one the store takes no writes.
    */
-  constructor (events: Iterable<StoredEvent> | MemorySegment, file?: string, tornTail?: TornTail) {
+  constructor (events: Iterable<StoredEvent> | MemorySegment, file?: string, loaded?: LoadedFile) {
     this.#segments.push(events instanceof MemorySegment ? events : new MemorySegment(events))
     this.#ids = this.#segments[0]!.messageIdIndex
-    this.#appender = file === undefined ? undefined : new EventsFileAppender(file, tornTail)
-    this.tornTail = tornTail
+    this.#file = file
+    this.#appender = file === undefined ? undefined : new EventsFileAppender(file, loaded?.tornTail)
+    this.tornTail = loaded?.tornTail
+    this.#readUpTo = loaded?.bytes
   }
 
   /** The file's last line, cut short, that the load skipped (for the start-up's warning). */
   readonly tornTail: TornTail | undefined
+  readonly #file: string | undefined
+  /** Where the file's lines this store has read end (undefined: it was not loaded from its file). */
+  #readUpTo: number | undefined
+
+  /**
+   * Takes the events other processes appended to the file after this store read it (a cluster's
+   * worker started while others served: what they wrote during its load reached it neither by its
+   * load nor by the bus, whose messages it could not take before it was listening). Events it
+   * has already, from the bus, are not taken twice; a line not ended yet is left for later, and a
+   * line that is no event (what a crash left) is skipped. Resolves with how many it took.
+   */
+  async takeAppendedSinceLoad (): Promise<number> {
+    if (this.#file === undefined || this.#readUpTo === undefined) return 0
+    const events: StoredEvent[] = []
+    let unended: number | undefined
+    const end = await forEachLine(this.#file, (line, bytes, start, end, unterminatedAt) => {
+      if (unterminatedAt !== undefined) {
+        unended = unterminatedAt
+        return
+      }
+      const parsed = parseEventLine(lineText(bytes, start, end), line)
+      if (parsed !== undefined && !('problem' in parsed)) events.push(parsed.event)
+    }, undefined, this.#readUpTo)
+    this.#readUpTo = unended ?? end
+    const before = this.size
+    this.takeWrittenElsewhere(events)
+    return this.size - before
+  }
 
   get size (): number {
     return this.#segments.reduce((sum, segment) => sum + segment.size, 0)
@@ -378,4 +409,10 @@ function * mergeBatches (answers: Array<Iterator<EventBatch>>): Generator<EventB
     if (!advance(cursor)) cursors.splice(best, 1)
   }
   if (messages.length > 0) yield flush()
+}
+
+/** What the load read of the store's file: where its whole lines end, and a last line a crash cut short. */
+export interface LoadedFile {
+  bytes: number
+  tornTail?: TornTail | undefined
 }
