@@ -27,6 +27,11 @@ export interface LiveEvents {
   ingest (events: readonly IngestEvent[]): Promise<WriteOutcome>
   /** Whether this process is writing an event with this ID right now (a replay leaves it to the live part). */
   isBeingWritten (messageId: string): boolean
+  /**
+   * An ingest request's handler holds the shutdown of the streams until it is done (call the
+   * function it returns then, once): its events reach the open streams before they end.
+   */
+  holdStreams (): () => void
   brokerStatus (): BrokerStatus | undefined
 }
 
@@ -40,6 +45,9 @@ export interface LiveEventsOptions {
   stream: StreamSettings
   mqtt: MqttSettings | undefined
 }
+
+/** How long a shutdown waits for the ingests under way before it ends the streams. */
+const SHUTDOWN_INGEST_WAIT_MS = 5000
 
 /** An ingest waiting for its group's write. */
 interface PendingIngest {
@@ -125,6 +133,9 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
    * flush per batch left the provider waiting on the disk while batches queued behind it.
    */
   let waiting: PendingIngest[] = []
+  // Ingest handlers under way (holdStreams), and what waits for there to be none.
+  let holding = 0
+  const unheld: Array<() => void> = []
   let draining = false
   const writeGroup = async (group: readonly PendingIngest[]): Promise<void> => {
     beingWritten.add(group)
@@ -172,7 +183,16 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       }
     }),
     isBeingWritten,
-    brokerStatus: () => bus.brokerStatus()
+    brokerStatus: () => bus.brokerStatus(),
+    holdStreams: () => {
+      holding++
+      let released = false
+      return () => {
+        if (released) return
+        released = true
+        if (--holding === 0) for (const resolve of unheld.splice(0)) resolve()
+      }
+    }
   })
 
   // An open stream was let in once. When the tokens or the registry change, one whose token is
@@ -206,8 +226,21 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     }, 'its scope covers other entities in the reloaded registry')
   })
 
-  // Streams end before the server waits for its connections to close.
-  fastify.addHook('preClose', async () => { streams.endAll() })
+  // Streams end before the server waits for its connections to close, but after the ingests
+  // under way (new requests are refused by then) have handed their events to them: a stream
+  // ended first missed the events acknowledged during the shutdown. Bounded: a stuck ingest does
+  // not hold the shutdown for longer than SHUTDOWN_INGEST_WAIT_MS.
+  fastify.addHook('preClose', async () => {
+    if (holding > 0) {
+      await new Promise<void>((resolve) => {
+        unheld.push(resolve)
+        setTimeout(resolve, SHUTDOWN_INGEST_WAIT_MS).unref()
+      })
+    }
+    // The deliveries of the last group wait for the next turn (the bus's listener above).
+    await new Promise((resolve) => setImmediate(resolve))
+    streams.endAll()
+  })
   fastify.addHook('onClose', async () => { await bus.close() })
 }, { name: 'live-events', dependencies: ['event-store', 'entity-registry', 'authentication', 'metrics'], fastify: '5.x' })
 

@@ -201,6 +201,28 @@ t.test('heartbeats, the client bound, and a clean end on shutdown', async (t) =>
   t.ok(a.ended, 'streams end on shutdown')
 })
 
+t.test('a shutdown ends the streams after the ingests under way have handed them their events', async (t) => {
+  const { EventsFileAppender } = await import('../src/store/memory/events-file-appender.js')
+  const { app, base } = await listening(t)
+  const client = stream(t, `${base}/svc/v2/events/stream`)
+  await client.until((c) => c.status === 200)
+  // The store's write slowed down, so that the shutdown comes while it is on its way.
+  const append = EventsFileAppender.prototype.append
+  EventsFileAppender.prototype.append = async function (this: InstanceType<typeof EventsFileAppender>, text) {
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    return await append.call(this, text)
+  }
+  t.teardown(() => { EventsFileAppender.prototype.append = append })
+  const sent = [event(), event(), event()]
+  const posted = ingest(app, sent)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const closed = app.close()
+  t.same((await posted).written, 3, 'acknowledged')
+  await closed
+  await client.until((c) => c.ended, 3000, 'the end of the stream')
+  t.same(client.messages.map((frame) => JSON.parse(frame.data!).message_id), sent.map((e) => e.message_id), 'every acknowledged event reached the stream before it ended')
+})
+
 t.test('a subscriber that does not read is disconnected once its unsent data passes the bound', async (t) => {
   const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxBufferBytes: 64 * 1024 } })
   const { connect } = await import('node:net')

@@ -258,6 +258,8 @@ export class StreamSubscribers {
   endAll (): void {
     clearInterval(this.#heartbeat)
     for (const stream of this.#streams) {
+      // A replay cut short says from when to backfill, as end() does: its frames carry the cursor of its start.
+      if (stream.replayFrom !== undefined) stream.socket.write(namedFrame('reset', { since: stream.replayFrom }))
       this.remove(stream)
       stream.socket.end()
     }

@@ -9,7 +9,7 @@ import { sendError } from '../http/replies.js'
 import { jsonArrayEvents, ndjsonEvents } from '../ingest/ingest-body.js'
 import type { TokenScope } from '../../schemas/tokens.js'
 import type { EntityRegistry } from '../registry/entity-registry.js'
-import type { IngestEvent, IngestRefusal } from '../store/event-writer.js'
+import type { IngestEvent, IngestRefusal, WriteOutcome } from '../store/event-writer.js'
 
 export interface IngestRouteOptions {
   /** INGEST_MAX_BYTES: a larger body is 413 payload_too_large. */
@@ -58,9 +58,16 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
     const lines = type.toLowerCase().startsWith(NDJSON_CONTENT_TYPE) ? ndjsonEvents(body) : isUtf8(body) ? jsonArrayEvents(body.toString('utf8')) : undefined
     if (lines === undefined) return sendError(reply, 'invalid_body')
     const { events, refused } = servableEvents(lines, fastify.entityRegistry, request.principal.scope)
-    const outcome = events.length === 0
-      ? { written: 0, unchanged: 0, refused: [] }
-      : await fastify.live.ingest(events)
+    let outcome: WriteOutcome = { written: 0, unchanged: 0, refused: [], stored: [] }
+    if (events.length > 0) {
+      const release = fastify.live.holdStreams()
+      try {
+        outcome = await fastify.live.ingest(events)
+      } finally {
+        // After this turn's own deliveries to the streams (the bus hands them over on the next).
+        setImmediate(release)
+      }
+    }
     const answer = {
       written: outcome.written,
       unchanged: outcome.unchanged,

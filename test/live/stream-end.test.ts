@@ -34,6 +34,20 @@ t.test('a stream ended during its start_date replay is told from when to backfil
   t.ok(replaying.socket.destroyed && live.socket.destroyed, 'destroyed after the grace period')
 })
 
+t.test('a shutdown during a start_date replay tells the stream from when to backfill (reset) before it ends it, as end() does', async (t) => {
+  const streams = new StreamSubscribers({ maxClients: 10, maxBufferBytes: 1 << 20, heartbeatMs: 60_000 }, { info () {} })
+  const replaying = new StreamSubscriber(fakeSocket(), { entities: undefined, scope: undefined, category: undefined, messageCodes: undefined }, '', 0)
+  replaying.held = []
+  replaying.replayFrom = '2025-01-03T12:00:00.123Z'
+  const live = new StreamSubscriber(fakeSocket(), { entities: undefined, scope: undefined, category: undefined, messageCodes: undefined }, '', 0)
+  streams.add(replaying)
+  streams.add(live)
+  streams.endAll()
+  t.equal((replaying.socket as unknown as { written: string }).written, 'event: reset\ndata: {"since":"2025-01-03T12:00:00.123Z"}\n\n')
+  t.equal((live.socket as unknown as { written: string }).written, '', 'a live stream gets no reset')
+  t.equal(streams.count, 0)
+})
+
 t.test('the IDs a replay sent while their ingest was on its way are dropped from live deliveries once each, and forgotten once nothing is being written', async (t) => {
   const streams = new StreamSubscribers({ maxClients: 10, maxBufferBytes: 1 << 20, heartbeatMs: 60_000 }, { info () {} })
   t.teardown(() => streams.endAll())
