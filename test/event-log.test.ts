@@ -30,6 +30,18 @@ t.test('a cursor of another log, from the future, or malformed: a reset', async 
   t.same(log.resume('other-1'), { since: new Date(T0).toISOString() }, 'from the log\'s own beginning at the latest')
 })
 
+t.test('a cursor of an earlier run (a restart) or of another instance: since no later than the moment that run began', async (t) => {
+  const restartedAt = T0 + 60 * 60_000
+  const log = new EventLog(restartedAt.toString(36), { events: 100, ms: Infinity })
+  log.append([live(1, 70 * 60_000)])
+  const earlierRun = T0 + 10 * 60_000 + 12_345
+  // The client saw events of the earlier run up to its cursor; what that run accepted after it is
+  // not known here, but it came after the run began.
+  t.same(log.resume(`${earlierRun.toString(36)}-42`), { since: new Date(T0 + 10 * 60_000).toISOString() }, 'the earlier run\'s start, to the minute')
+  t.same(log.resume(`${(Date.now() + 3_600_000).toString(36)}-1`), { since: new Date(restartedAt).toISOString() }, 'a run that would begin in the future: as a cursor it cannot place')
+  t.same(log.resume('garbage'), { since: new Date(restartedAt).toISOString() }, 'garbage: from this run\'s beginning')
+})
+
 t.test('dropped by count or age: a reset since the earliest date_time after the cursor, to the minute', async (t) => {
   const log = new EventLog('abc', { events: 3, ms: Infinity })
   log.append([live(1, 10 * 60_000), live(2, 3 * 60_000 + 5000), live(3, 20 * 60_000), live(4, 30 * 60_000), live(5, 40 * 60_000)])

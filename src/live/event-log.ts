@@ -197,7 +197,8 @@ export class EventLog {
   resume (cursor: string, now = Date.now(), keep?: (message: Message) => boolean): Resumption {
     this.#dropExpired(now)
     const seq = this.#seqOf(cursor)
-    if (seq === undefined || seq > this.#lastSeq) return { since: this.#since(0) }
+    if (seq === undefined) return { since: this.#since(0, runStartOf(cursor, now)) }
+    if (seq > this.#lastSeq) return { since: this.#since(0) }
     const firstSeq = this.#firstSeq()
     // Events after the cursor were dropped, or came before this process joined the log.
     if (seq < firstSeq - 1) return { since: this.#since(seq) }
@@ -263,10 +264,10 @@ export class EventLog {
    * The earliest date_time of the events accepted after `seq` that this log can no longer
    * replay, together with every kept one (the stream goes on live after a reset, so the
    * backfill covers them too); for a cursor that is not this log's, of every event it knows and
-   * of the log's own beginning.
+   * of the log's own beginning; never later than `notAfter`.
    */
-  #since (seq: number): string {
-    let earliest = Number.POSITIVE_INFINITY
+  #since (seq: number, notAfter = Number.POSITIVE_INFINITY): string {
+    let earliest = notAfter
     const marks = this.#droppedMarks
     // The first mark after seq holds the earliest minute of the dropped events after seq.
     let low = 0
@@ -315,3 +316,21 @@ export class EventLog {
     this.#lastDroppedSeq = seq
   }
 }
+
+/**
+ * For a cursor of another log (an earlier run of the provider, or another instance): when that
+ * run began, to the minute (a log's id is its start in base 36, newLogId), or undefined when the
+ * cursor names none that has begun. What that run accepted after the cursor is not known here,
+ * but it was accepted after the run began: a backfill from then misses none of it, unless an
+ * event was dated before the run began (a late one), which no reset can know of.
+ */
+function runStartOf (cursor: string, now: number): number | undefined {
+  const dash = cursor.lastIndexOf('-')
+  const id = dash > 0 ? cursor.slice(0, dash) : ''
+  if (!/^[0-9a-z]{1,11}$/.test(id)) return undefined
+  const ms = parseInt(id, 36)
+  return ms >= EARLIEST_RUN_MS && ms <= now ? Math.floor(ms / MINUTE_MS) * MINUTE_MS : undefined
+}
+
+/** No run of this provider began before this (a cursor naming an earlier start is no run's of it). */
+const EARLIEST_RUN_MS = Date.UTC(2024, 0, 1)

@@ -84,16 +84,26 @@ t.test('WORKERS=2: a worker started again while the other ingests serves every e
   const workers = execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n')
   const line = (i: number) => JSON.stringify({ message_id: `restart-${i}`, message_code: 'EMPTY', message_category: 'alert', date_time: new Date(Date.UTC(2025, 5, 1) + i * 1000).toISOString(), device_id: 'soap-001', space_id: 'bldg-a/floor-1' })
   const post = async (i: number) => {
-    const answer = await fetch(`${base}/ingest/events`, { method: 'POST', headers: { authorization: 'Bearer writer', 'content-type': 'application/x-ndjson' }, body: line(i) + '\n' })
+    const answer = await fetch(`${base}/ingest/events`, { method: 'POST', headers: { authorization: 'Bearer writer', 'content-type': 'application/x-ndjson' }, body: line(i) + '\n', signal: AbortSignal.timeout(5000) })
     return answer.status === 200 ? (await answer.json() as { written: number }).written : 0
   }
-  // One worker killed; until its replacement listens, the other takes a stream of ingests.
+  // One worker killed; until its replacement listens, the other takes a stream of ingests. (A
+  // connection the primary hands to a worker that has just died is never answered, Node's
+  // cluster: the posts begin once the primary knows, and a post is given up after 5 s.)
   process.kill(Number(workers[0]), 'SIGKILL')
+  await until(() => /died/.test(server.output().stderr))
   let acknowledged = 0
   let next = 0
-  while (listening() < 3 && next < 20_000) acknowledged += await post(next++).catch(() => 0)
-  for (let i = 0; i < 50; i++) acknowledged += await post(next++).catch(() => 0)
-  t.ok(acknowledged > 50, `${acknowledged} events acknowledged while the worker came back`)
+  const first = new Set<number>()
+  const posted = async (i: number) => {
+    const written = await post(i).catch(() => 0)
+    if (written === 1) first.add(i)
+    return written
+  }
+  while (listening() < 3 && next < 20_000) acknowledged += await posted(next++)
+  const duringRestart = acknowledged
+  for (let i = 0; i < 50; i++) acknowledged += await posted(next++)
+  t.ok(duringRestart > 0, `${duringRestart} events acknowledged while the worker came back`)
   const written = readFileSync(eventsFile, 'utf8').split('\n').filter((text) => text.includes('"restart-')).length
   t.equal(written, acknowledged, 'each in the file once')
   for (let i = 0; i < 6; i++) {
@@ -102,7 +112,7 @@ t.test('WORKERS=2: a worker started again while the other ingests serves every e
   }
   // An acknowledged ID posted again with other fields is refused by either worker.
   for (let i = 0; i < 4; i++) {
-    const answer = await fetch(`${base}/ingest/events`, { method: 'POST', headers: { authorization: 'Bearer writer', 'content-type': 'application/x-ndjson', connection: 'close' }, body: line(0).replace('"EMPTY"', '"LOW"') + '\n' })
+    const answer = await fetch(`${base}/ingest/events`, { method: 'POST', headers: { authorization: 'Bearer writer', 'content-type': 'application/x-ndjson', connection: 'close' }, body: line([...first][0]!).replace('"EMPTY"', '"LOW"') + '\n' })
     t.equal(((await answer.json()) as { refused: unknown[] }).refused.length, 1, 'refused, not written again')
   }
 })
