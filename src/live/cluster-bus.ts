@@ -58,7 +58,10 @@ export class ClusterHub {
 
   /** Hooks a new worker up; call for every fork. */
   attach (worker: Worker): void {
-    worker.send({ live: 'broker', status: this.#brokerStatus } satisfies ToWorker)
+    // Once it listens: sent at once, it came before the worker's bus could hear it (and was lost).
+    worker.once('listening', () => {
+      if (worker.isConnected()) worker.send({ live: 'broker', status: this.#hub.brokerStatus() } satisfies ToWorker)
+    })
     worker.on('message', (message: unknown) => {
       if (!isLive(message)) return
       const request = message as ToPrimary

@@ -124,3 +124,29 @@ t.test('two provider processes sharing one broker: a stream on one gets what is 
   await new Promise((resolve) => setTimeout(resolve, 300))
   t.equal(stream.messages.length, 2, 'its own event once, not again from the broker')
 })
+
+t.test('WORKERS=2: every worker reports the broker\'s state in /health/ready from the start', { skip }, async (t) => {
+  const broker = await startMosquitto(t)
+  const eventsFile = join(t.testdir(), 'events.ndjson')
+  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
+  const server = startServer({
+    EVENTS_FILE: eventsFile,
+    ENTITIES_FILE: join(fixturesDir, 'entities.json'),
+    SPECIFICATIONS_FILE: join(fixturesDir, 'specifications.json'),
+    API_TOKENS: 'reader',
+    INGEST_TOKENS: 'writer',
+    MQTT_URL: broker.url,
+    WORKERS: '2'
+  })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const base = await server.listening
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline && server.output().stdout.split('Server listening').length - 1 < 2) await new Promise((resolve) => setTimeout(resolve, 50))
+  // Each on a connection of its own: the cluster gives them to the workers in turn.
+  const states = new Set<string | undefined>()
+  for (let i = 0; i < 6; i++) {
+    const answer = await fetch(`${base}/health/ready`, { headers: { connection: 'close' } })
+    states.add(((await answer.json()) as { mqtt?: string }).mqtt)
+  }
+  t.same([...states], ['connected'], 'every answer says the broker is connected')
+})
