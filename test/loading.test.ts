@@ -168,8 +168,11 @@ t.test('a last line cut short (an append a crash interrupted, never acknowledged
   await later.close()
   t.equal(await readFile(file, 'utf8'), `${whole}${torn}\n${m4}\n`, 'what others wrote is never cut')
 
-  // A last line that is whole JSON but not a valid event is no cut append: it stops the load.
+  // A last line that is whole JSON but not a valid event is no cut append: it stops the load;
+  // so does one with a typo before its end (a hand edit, not the beginning of a line).
   await writeFile(file, whole + line('m5', 4000).replace('"A"', '1'))
+  await t.rejects(loadMemoryEventStore(file), { message: /line 3/ })
+  await writeFile(file, whole + line('m6', 5000).replace('"A"', 'A'))
   await t.rejects(loadMemoryEventStore(file), { message: /line 3/ })
 })
 

@@ -210,7 +210,7 @@ t.test('events another worker wrote, taken in while a group is on its way to the
 t.test('the events file is appended to with O_DSYNC: each write is on disk when it returns', { skip: process.platform !== 'linux' && 'reads /proc/self/fdinfo' }, async (t) => {
   const { readdirSync, readlinkSync, constants } = await import('node:fs')
   const file = join(t.testdir(), 'events.ndjson')
-  writeFileSync(file, '{"partial":')
+  writeFileSync(file, '{"partial":1}')
   const appender = new EventsFileAppender(file)
   await appender.append(Buffer.from('line-1\n'))
   await appender.append('line-2\n')
@@ -220,7 +220,7 @@ t.test('the events file is appended to with O_DSYNC: each write is on disk when 
   t.equal(flags & constants.O_DSYNC, constants.O_DSYNC, 'O_DSYNC')
   t.equal(flags & constants.O_APPEND, constants.O_APPEND, 'O_APPEND')
   await appender.close()
-  t.equal(readFileSync(file, 'utf8'), '{"partial":\nline-1\nline-2\n', 'a file ending mid-line gets a line break first')
+  t.equal(readFileSync(file, 'utf8'), '{"partial":1}\nline-1\nline-2\n', 'a file ending mid-line gets a line break first')
 })
 
 t.test('the IDs of a group that failed are not kept: the same events are written when posted again, and other IDs are still found', async (t) => {
@@ -280,7 +280,7 @@ t.test('a message_ids query after ingests: loaded and ingested IDs found, the ad
   await store.close()
 })
 
-t.test('an append that failed and could not be cut back off is cut before the next one, or, when the file changed meanwhile, the next lines start on a line of their own', async (t) => {
+t.test('an append cut short (its cut-back failed, or its writer died) is cut off by the next append, whichever process makes it; a whole or hand-edited last line is kept and ended', async (t) => {
   const file = join(t.testdir(), 'events.ndjson')
   writeFileSync(file, 'before\n')
   const probe = await open(file, 'r')
@@ -302,16 +302,22 @@ t.test('an append that failed and could not be cut back off is cut before the ne
   }
   const appender = new EventsFileAppender(file)
   failOnce()
-  await t.rejects(appender.append('lost-line\n'), { message: /ENOSPC/ })
-  t.equal(readFileSync(file, 'utf8'), 'before\nlost-', 'half of it stays')
-  await appender.append('next-line\n')
-  t.equal(readFileSync(file, 'utf8'), 'before\nnext-line\n', 'cut off before the next append')
+  await t.rejects(appender.append('{"m":"lost-line"}\n'), { message: /ENOSPC/ })
+  t.equal(readFileSync(file, 'utf8'), 'before\n{"m":"los', 'half of it stays')
+  await appender.append('{"m":"next"}\n')
+  t.equal(readFileSync(file, 'utf8'), 'before\n{"m":"next"}\n', 'cut off before the next append')
 
   failOnce()
-  await t.rejects(appender.append('lost-line\n'), { message: /ENOSPC/ })
-  // Another process appends meanwhile (after the half line: nothing can keep it from that).
-  writeFileSync(file, readFileSync(file, 'utf8') + 'other\n')
-  await appender.append('last-line\n')
+  await t.rejects(appender.append('{"m":"lost-line"}\n'), { message: /ENOSPC/ })
+  const otherWorker = new EventsFileAppender(file)
+  await otherWorker.append('{"m":"other"}\n')
+  await otherWorker.close()
+  t.equal(readFileSync(file, 'utf8'), 'before\n{"m":"next"}\n{"m":"other"}\n', 'by another process\'s append too: no event shares a line with a half one')
+
+  writeFileSync(file, readFileSync(file, 'utf8') + '{"m":"by hand"}')
+  await appender.append('{"m":"after-whole"}\n')
+  writeFileSync(file, readFileSync(file, 'utf8') + '{"m": oops "typo"}')
+  await appender.append('{"m":"after-typo"}\n')
   await appender.close()
-  t.equal(readFileSync(file, 'utf8'), 'before\nnext-line\nlost-other\n\nlast-line\n', 'nothing of what others wrote is cut, and the next line is a line of its own')
+  t.equal(readFileSync(file, 'utf8'), 'before\n{"m":"next"}\n{"m":"other"}\n{"m":"by hand"}\n{"m":"after-whole"}\n{"m": oops "typo"}\n{"m":"after-typo"}\n', 'a whole line and a hand-edited one are kept, each ended')
 })

@@ -50,8 +50,10 @@ export async function forEachLine (file: string, onLine: LineHandler, chunkBytes
       let start = 0
       // The next \r, found once per chunk (most files have none), not once per line.
       let cr = view.indexOf(CR)
+      // So is the next \n (a file of lines ended by lone \r would otherwise look for it from every line).
+      let lf = view.indexOf(LF)
       while (start < end) {
-        const lf = view.indexOf(LF, start)
+        if (lf !== -1 && lf < start) lf = view.indexOf(LF, start)
         if (cr !== -1 && (lf === -1 || cr < lf)) {
           // A \r ends the line, with the \n after it if there is one: undecided until the next chunk.
           if (cr + 1 === end && !atEnd) break

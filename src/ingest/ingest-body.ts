@@ -20,11 +20,13 @@ export function ndjsonEvents (body: Buffer): EventLine[] | undefined {
   const length = body.length
   // A line ends at \n, \r\n or a lone \r, as in EVENTS_FILE (file-lines.ts); the next \r is
   // found once and kept (most bodies have none), not looked for on every line.
+  // So is the next \n (a body of lines ended by lone \r would otherwise look for it from every line).
   let cr = body.indexOf(CR)
+  let lf = body.indexOf(LF)
   while (from <= length) {
     if (cr !== -1 && cr < from) cr = body.indexOf(CR, from)
-    let to = body.indexOf(LF, from)
-    if (to === -1) to = length
+    if (lf !== -1 && lf < from) lf = body.indexOf(LF, from)
+    let to = lf === -1 ? length : lf
     let end = to
     if (cr !== -1 && cr < to) {
       end = cr

@@ -1,4 +1,4 @@
-import { constants, fstatSync } from 'node:fs'
+import { constants, fstatSync, readSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { StoreUnavailableError } from '../event-store.js'
 
@@ -15,25 +15,29 @@ const LINE_BREAK = 0x0a
  */
 const APPEND_DSYNC = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC
 
+/** How much of the file's end is read at a time, looking for its last line break. */
+const TAIL_READ_BYTES = 64 * 1024
+
 /**
  * Appends lines to EVENTS_FILE, the memory store's durable form: each append is one write of
  * whole lines, on disk (O_DSYNC) before it resolves, so an event acknowledged is an event that
- * survives a crash. A file that ends without a line break (written by hand, or by another tool)
- * gets one before the first append. An append that fails (a full disk, say) is cut back off the
- * file, so no half line stays in it, and is StoreUnavailableError (503).
+ * survives a crash. An append that fails (a full disk, say) is cut back off the file and is
+ * StoreUnavailableError (503).
+ *
+ * Before each append the file's end is looked at (one byte, read from the page cache, when it
+ * ends with a line break as it should): every append ends with one, so bytes after the last line
+ * break that are the beginning of a JSON line are what an append cut short left (a crash, a
+ * worker killed mid-write, a cut-back that failed), never acknowledged: they are cut off. A whole
+ * line without its line break (written by hand, or by another tool) gets one; so does a bad line
+ * (a hand edit: kept, for the next start-up to name). Appends take turns (one process, or the
+ * cluster's write lock), so this holds across the workers sharing the file, whoever wrote last.
  */
 export class EventsFileAppender {
   readonly #file: string
-  readonly #tornTail: TornTail | undefined
   #handle: FileHandle | undefined
-  #endsMidLine = false
-  /** An append that failed and could not be cut back off: the size to cut to, and the size it left. */
-  #failedCut: { to: number, size: number } | undefined
 
-  /** `tornTail`: the file's last line as the load found it, cut short by a crash (load-memory-store.ts). */
-  constructor (file: string, tornTail?: TornTail) {
+  constructor (file: string) {
     this.#file = file
-    this.#tornTail = tornTail
   }
 
   /** Appends the text or its UTF-8 bytes (whole lines, each ending in a line break) and waits until it is on disk. */
@@ -41,52 +45,29 @@ export class EventsFileAppender {
     if (text.length === 0) return
     let handle: FileHandle
     try {
-      handle = this.#handle ?? await this.#open()
+      handle = this.#handle ??= await open(this.#file, APPEND_DSYNC, 0o666)
     } catch (error) {
       throw new StoreUnavailableError(`cannot open ${this.#file} to append: ${(error as Error).message}`, { cause: error })
     }
     let size: number
+    let endsMidLine: boolean
     try {
-      // Other processes append to the file too (cluster workers, one at a time): its size now, to
-      // cut back to. fstat reads the inode, never the disk: no reason to wait a turn for it.
-      size = fstatSync(handle.fd).size
-      if (this.#failedCut !== undefined) size = await this.#cutAgain(handle, size)
+      // Its size now, to cut back to (others append too, one at a time). fstat and a pread of the
+      // last byte read the inode and the page cache, never the disk: no reason to wait a turn.
+      ({ size, endsMidLine } = await this.#wholeLinesEnd(handle, fstatSync(handle.fd).size))
     } catch (error) {
       throw new StoreUnavailableError(`cannot append to ${this.#file}: ${(error as Error).message}`, { cause: error })
     }
     const lines = typeof text === 'string' ? Buffer.from(text) : text
-    const bytes = this.#endsMidLine ? Buffer.concat([NEWLINE, lines]) : lines
+    const bytes = endsMidLine ? Buffer.concat([NEWLINE, lines]) : lines
     try {
       let written = 0
       while (written < bytes.length) written += (await handle.write(bytes, written, bytes.length - written)).bytesWritten
     } catch (error) {
-      try {
-        await handle.truncate(size)
-      } catch {
-        // Part of the lines may stay at the end of the file: cut off before the next append, or
-        // (the file changed meanwhile) ended there, so that no event ever shares their line.
-        this.#failedCut = { to: size, size: fstatSizeOr(handle, -1) }
-      }
+      // Should this cut fail too, the next append cuts what is left (above).
+      await handle.truncate(size).catch(() => {})
       throw new StoreUnavailableError(`cannot append to ${this.#file}: ${(error as Error).message}`, { cause: error })
     }
-    this.#endsMidLine = false
-  }
-
-  /**
-   * After an append whose cut-back failed: cut again, when the file is as that append left it;
-   * otherwise (others appended since, or its size is unknown) the next lines start on a line of
-   * their own. Resolves with the file's size, to cut back to; a cut that fails again throws.
-   */
-  async #cutAgain (handle: FileHandle, size: number): Promise<number> {
-    const failed = this.#failedCut!
-    if (size === failed.size) {
-      await handle.truncate(failed.to)
-      this.#failedCut = undefined
-      return failed.to
-    }
-    this.#failedCut = undefined
-    this.#endsMidLine = true
-    return size
   }
 
   async close (): Promise<void> {
@@ -94,36 +75,55 @@ export class EventsFileAppender {
     this.#handle = undefined
   }
 
-  async #open (): Promise<FileHandle> {
-    // O_APPEND: every write goes to the end of the file, whoever else appends to it (cluster workers).
-    const handle = await open(this.#file, APPEND_DSYNC, 0o666)
-    const { size } = await handle.stat()
-    if (size > 0) {
-      const last = Buffer.alloc(1)
-      await handle.read(last, 0, 1, size - 1)
-      this.#endsMidLine = last[0] !== LINE_BREAK
-    }
-    if (this.#endsMidLine && await this.#stillTorn(handle, size)) {
-      // Cut off rather than ended with a line break: that would leave a bad line in the middle
-      // of the file, which stops the next start-up.
-      await handle.truncate(this.#tornTail!.offset)
-      this.#endsMidLine = false
-    }
-    this.#handle = handle
-    return handle
-  }
-
   /**
-   * Whether the file still ends with the cut line the load skipped: as long as then, and no line
-   * break in it. Another process appending to the file since (a cluster's worker) would have
-   * cut it first, or written whole lines after it, each ending in a line break.
+   * The file's size once what an append cut short is cut off it, and whether the next line needs
+   * a line break before it (a whole or bad last line without one).
    */
-  async #stillTorn (handle: FileHandle, size: number): Promise<boolean> {
-    const torn = this.#tornTail
-    if (torn === undefined || size !== torn.offset + torn.bytes) return false
-    const tail = Buffer.alloc(torn.bytes)
-    const { bytesRead } = await handle.read(tail, 0, torn.bytes, torn.offset)
-    return bytesRead === torn.bytes && !tail.includes(LINE_BREAK)
+  async #wholeLinesEnd (handle: FileHandle, size: number): Promise<{ size: number, endsMidLine: boolean }> {
+    if (size === 0) return { size, endsMidLine: false }
+    const last = Buffer.alloc(1)
+    readSync(handle.fd, last, 0, 1, size - 1)
+    if (last[0] === LINE_BREAK) return { size, endsMidLine: false }
+    const start = lastLineStart(handle.fd, size)
+    const tail = Buffer.alloc(size - start)
+    readSync(handle.fd, tail, 0, tail.length, start)
+    if (!isCutShortLine(tail.toString('utf8'))) return { size, endsMidLine: true }
+    await handle.truncate(start)
+    return { size: start, endsMidLine: false }
+  }
+}
+
+/** Where the file's last line starts: after its last line break, or at 0. */
+function lastLineStart (fd: number, size: number): number {
+  const chunk = Buffer.alloc(TAIL_READ_BYTES)
+  let end = size
+  while (end > 0) {
+    const from = Math.max(0, end - TAIL_READ_BYTES)
+    readSync(fd, chunk, 0, end - from, from)
+    const at = chunk.subarray(0, end - from).lastIndexOf(LINE_BREAK)
+    if (at !== -1) return from + at + 1
+    end = from
+  }
+  return 0
+}
+
+/**
+ * Whether a last line without its line break is what an append cut short leaves: the beginning of
+ * a JSON text, not a whole one (JSON.parse fails at its very end, as it does on any prefix of a
+ * line the provider writes). A line that is whole, or that fails before its end (a hand edit), is
+ * not one. The memory store's load skips such a line, and the next append cuts it off.
+ */
+export function isCutShortLine (text: string): boolean {
+  const trimmed = text.trimEnd()
+  if (!trimmed.startsWith('{')) return false
+  try {
+    JSON.parse(trimmed)
+    return false
+  } catch (error) {
+    const message = (error as Error).message
+    if (/end of JSON input|Unterminated string/.test(message)) return true
+    const position = /at position (\d+)/.exec(message)
+    return position !== null && Number(position[1]) >= trimmed.length
   }
 }
 
@@ -132,12 +132,4 @@ export interface TornTail {
   line: number
   offset: number
   bytes: number
-}
-
-function fstatSizeOr (handle: FileHandle, fallback: number): number {
-  try {
-    return fstatSync(handle.fd).size
-  } catch {
-    return fallback
-  }
 }

@@ -4,7 +4,7 @@ import { DataFileError } from '../../data/data-file-error.js'
 import { NOT_UTF8, parseEventLine } from '../../data/event-lines.js'
 import { forEachLine, lineText } from '../../data/file-lines.js'
 import { scanWireParts } from '../../data/wire-line.js'
-import type { TornTail } from './events-file-appender.js'
+import { isCutShortLine, type TornTail } from './events-file-appender.js'
 import { MemoryEventStore } from './memory-event-store.js'
 import { SegmentBuilder } from './segment-builder.js'
 
@@ -36,11 +36,12 @@ export async function loadMemoryEventStore (file: string, onProgress?: (progress
       // its message made when an answer reads it; any other is read the thorough way, which
       // also says what is wrong with a bad one.
       const wire = scanWireParts(bytes, start, end)
-      if (wire === undefined && unterminatedAt !== undefined && !isWholeJson(bytes, start, end)) {
-        // The file's last bytes, no line break after them and not even JSON: what a crash leaves
-        // of an append it cut short (the provider writes whole lines, each ending in a line
-        // break, and acknowledges none before its write returned). Never acknowledged, so not an
-        // event: skipped, and cut off the file before the next append (events-file-appender.ts).
+      if (wire === undefined && unterminatedAt !== undefined && isCutShortLine(lineText(bytes, start, end))) {
+        // The file's last bytes, no line break after them, the beginning of a JSON line and not
+        // a whole one: what a crash leaves of an append it cut short (the provider writes whole
+        // lines, each ending in a line break, and acknowledges none before its write returned).
+        // Never acknowledged, so not an event: skipped, and cut off the file before the next
+        // append (events-file-appender.ts). Any other bad line stops the load, as always.
         tornTail = { line, offset: unterminatedAt, bytes: end - start }
         return
       }
@@ -62,14 +63,4 @@ export async function loadMemoryEventStore (file: string, onProgress?: (progress
     throw new DataFileError(file, 'cannot be read', (error as Error).message)
   }
   return new MemoryEventStore(builder.build(), file, { bytes: tornTail?.offset ?? loadedBytes, tornTail })
-}
-
-/** Whether bytes[start, end) is one JSON value (decoded as UTF-8; bytes that are not give U+FFFD, and a cut sequence leaves the value unended anyway). */
-function isWholeJson (bytes: Buffer, start: number, end: number): boolean {
-  try {
-    JSON.parse(lineText(bytes, start, end))
-    return true
-  } catch {
-    return false
-  }
 }

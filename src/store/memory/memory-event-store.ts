@@ -61,7 +61,7 @@ export class MemoryEventStore implements EventStore {
     this.#segments.push(events instanceof MemorySegment ? events : new MemorySegment(events))
     this.#ids = this.#segments[0]!.messageIdIndex
     this.#file = file
-    this.#appender = file === undefined ? undefined : new EventsFileAppender(file, loaded?.tornTail)
+    this.#appender = file === undefined ? undefined : new EventsFileAppender(file)
     this.tornTail = loaded?.tornTail
     this.#readUpTo = loaded?.bytes
   }

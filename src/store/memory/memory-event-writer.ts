@@ -4,7 +4,7 @@ import { sameEvent } from '../../data/event-lines.js'
 import { forEachLine, lineText } from '../../data/file-lines.js'
 import { joinJsonBytes, type JsonBytes } from '../../data/json-bytes.js'
 import type { EventWriter, IngestEvent, WriteOutcome } from '../event-writer.js'
-import { EventsFileAppender, type TornTail } from './events-file-appender.js'
+import { EventsFileAppender, isCutShortLine } from './events-file-appender.js'
 
 /**
  * Ingest for STORE=memory: the memory store's durable form is EVENTS_FILE, so new events are
@@ -14,7 +14,7 @@ import { EventsFileAppender, type TornTail } from './events-file-appender.js'
 export class MemoryEventWriter implements EventWriter {
   readonly #file: string
   readonly #known = new Map<string, Message>()
-  #appender: EventsFileAppender
+  readonly #appender: EventsFileAppender
 
   readonly #prepareFile: () => Promise<void>
 
@@ -28,8 +28,7 @@ export class MemoryEventWriter implements EventWriter {
   async prepareForWrites (): Promise<void> {
     await this.#prepareFile()
     if (!existsSync(this.#file)) return
-    let tornTail: TornTail | undefined
-    await forEachLine(this.#file, (line, bytes, start, end, unterminatedAt) => {
+    await forEachLine(this.#file, (_line, bytes, start, end, unterminatedAt) => {
       const text = lineText(bytes, start, end)
       if (text.trim() === '') return
       // The provider validates the file at start-up; here only the IDs already taken matter.
@@ -37,14 +36,13 @@ export class MemoryEventWriter implements EventWriter {
       try {
         message = JSON.parse(text) as Message
       } catch (error) {
-        // What a crash left of an append, as the provider's load skips it (load-memory-store.ts).
-        if (unterminatedAt === undefined) throw error
-        tornTail = { line, offset: unterminatedAt, bytes: end - start }
-        return
+        // What a crash left of an append, as the provider's load skips it (load-memory-store.ts);
+        // the append cuts it off (events-file-appender.ts).
+        if (unterminatedAt !== undefined && isCutShortLine(text)) return
+        throw error
       }
       this.#known.set(message.message_id, message)
     })
-    if (tornTail !== undefined) this.#appender = new EventsFileAppender(this.#file, tornTail)
   }
 
   async writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
