@@ -46,9 +46,10 @@ export function createJwtVerifier (settings: JwtSettings): JwtVerifier {
     if (scope === null) return undefined
     // Who the client is: its sub, else its client_id (RFC 9068), else the token alone; rate
     // limits count by that, apart from the configured and named tokens (principal.ts).
-    const client = typeof payload.sub === 'string' ? payload.sub : typeof payload.client_id === 'string' ? payload.client_id : undefined
-    const name = `jwt:${client ?? 'unnamed'}`
-    const key = client !== undefined ? `jwt:${client}` : `jwt-token:${tokenKey(token)}`
+    const sub = typeof payload.sub === 'string' && payload.sub !== '' ? payload.sub : undefined
+    const clientId = typeof payload.client_id === 'string' && payload.client_id !== '' ? payload.client_id : undefined
+    const name = `jwt:${sub ?? clientId ?? 'unnamed'}`
+    const key = sub !== undefined ? `jwt-sub:${sub}` : clientId !== undefined ? `jwt-client:${clientId}` : `jwt-token:${tokenKey(token)}`
     // Without exp a token is checked again after a minute at the latest (an open stream too).
     const expiresMs = Math.min(typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity, Date.now() + 60_000)
     const principal: Principal = { name, key, read: true, ingest: false, scope, expiresMs: typeof payload.exp === 'number' ? payload.exp * 1000 : expiresMs, jwt: true }

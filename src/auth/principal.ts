@@ -6,8 +6,9 @@ export interface Principal {
   readonly name: string | undefined
   /**
    * What rate limits count requests by, one namespace per kind so that none can take another's
-   * count: `token:<digest>` (API_TOKENS, INGEST_TOKENS), `file:<name>` (TOKENS_FILE), `jwt:<sub or
-   * client_id>`, or `jwt-token:<digest>` for a JWT naming neither.
+   * count: `token:<digest>` (API_TOKENS, INGEST_TOKENS), `file:<name>` (TOKENS_FILE), `jwt-sub:<sub>`,
+   * `jwt-client:<client_id>` for a JWT without a sub, or `jwt-token:<digest>` for one naming
+   * neither (an empty one names nothing).
    */
   readonly key: string
   readonly read: boolean
