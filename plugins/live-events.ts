@@ -98,6 +98,7 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
   }
 
   bus.listen((events, source) => {
+    if (source === 'this-process' && cluster.isWorker) unechoed = Math.max(0, unechoed - events.length)
     // Another worker wrote these into the store this process keeps a copy of.
     if (source === 'this-provider') {
       fastify.events.takeWrittenElsewhere(events.map(({ message }): StoredEvent => ({ message, epochMs: Date.parse(message.date_time) })))
@@ -133,9 +134,10 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
    * flush per batch left the provider waiting on the disk while batches queued behind it.
    */
   let waiting: PendingIngest[] = []
-  // Ingest handlers under way (holdStreams), and what waits for there to be none.
+  // Ingest requests under way (holdStreams), and a worker's events on their way through the
+  // cluster's primary and back: a shutdown ends the streams once there are none of either.
   let holding = 0
-  const unheld: Array<() => void> = []
+  let unechoed = 0
   let draining = false
   const writeGroup = async (group: readonly PendingIngest[]): Promise<void> => {
     beingWritten.add(group)
@@ -148,7 +150,10 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       for (const settled of outcomes) {
         if (settled.status === 'fulfilled') for (const { event, json } of settled.value.stored) accepted.push(new WrittenEvent(event, json))
       }
-      if (accepted.length > 0) bus.publish(accepted)
+      if (accepted.length > 0) {
+        if (cluster.isWorker) unechoed += accepted.length
+        bus.publish(accepted)
+      }
       outcomes.forEach((settled, i) => {
         if (settled.status === 'fulfilled') group[i]!.resolve(settled.value)
         else group[i]!.reject(settled.reason)
@@ -190,7 +195,7 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       return () => {
         if (released) return
         released = true
-        if (--holding === 0) for (const resolve of unheld.splice(0)) resolve()
+        holding--
       }
     }
   })
@@ -231,12 +236,10 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
   // ended first missed the events acknowledged during the shutdown. Bounded: a stuck ingest does
   // not hold the shutdown for longer than SHUTDOWN_INGEST_WAIT_MS.
   fastify.addHook('preClose', async () => {
-    if (holding > 0) {
-      await new Promise<void>((resolve) => {
-        unheld.push(resolve)
-        setTimeout(resolve, SHUTDOWN_INGEST_WAIT_MS).unref()
-      })
-    }
+    // Also until this worker's own events came back from the cluster's primary (the bus's round trip).
+    const deadline = Date.now() + SHUTDOWN_INGEST_WAIT_MS
+    const underWay = () => holding > 0 || unechoed > 0
+    while (underWay() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
     // The deliveries of the last group wait for the next turn (the bus's listener above).
     await new Promise((resolve) => setImmediate(resolve))
     streams.endAll()

@@ -24,6 +24,7 @@ export interface IngestRouteOptions {
 const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async function (fastify, options) {
   const ingested = new Counter({ name: 'events_ingested_total', help: 'Lines posted to /ingest/events, by outcome (written, unchanged, refused)', labelNames: ['outcome'] as const, registers: [fastify.metrics] })
 
+  const heldStreams = new WeakMap<object, () => void>()
   fastify.removeAllContentTypeParsers()
   // Bytes: NDJSON lines in wire form are read from them without being decoded (ingest-body.ts).
   fastify.addContentTypeParser([NDJSON_CONTENT_TYPE, 'application/json'], { parseAs: 'buffer', bodyLimit: options.maxBytes }, (_request, body, done) => {
@@ -45,6 +46,20 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
     },
     bodyLimit: options.maxBytes,
     config: { access: 'ingest' },
+    // From its start (its body may still be on its way) until its answer is sent, an ingest holds
+    // a shutdown's end of the streams, so that they get its events (live-events.ts).
+    onRequest (request, _reply, done) {
+      heldStreams.set(request, fastify.live.holdStreams())
+      done()
+    },
+    onResponse (request, _reply, done) {
+      heldStreams.get(request)?.()
+      done()
+    },
+    onRequestAbort (request, done) {
+      heldStreams.get(request)?.()
+      done()
+    },
     // Before the body is read, so that its type is judged before its size (415, then 413).
     preParsing (request, reply, payload, done) {
       if (isTakenAsSent(request.headers['content-type'], request.headers['content-encoding'])) return done(null, payload)
@@ -58,16 +73,9 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
     const lines = type.toLowerCase().startsWith(NDJSON_CONTENT_TYPE) ? ndjsonEvents(body) : isUtf8(body) ? jsonArrayEvents(body.toString('utf8')) : undefined
     if (lines === undefined) return sendError(reply, 'invalid_body')
     const { events, refused } = servableEvents(lines, fastify.entityRegistry, request.principal.scope)
-    let outcome: WriteOutcome = { written: 0, unchanged: 0, refused: [], stored: [] }
-    if (events.length > 0) {
-      const release = fastify.live.holdStreams()
-      try {
-        outcome = await fastify.live.ingest(events)
-      } finally {
-        // After this turn's own deliveries to the streams (the bus hands them over on the next).
-        setImmediate(release)
-      }
-    }
+    const outcome: WriteOutcome = events.length === 0
+      ? { written: 0, unchanged: 0, refused: [], stored: [] }
+      : await fastify.live.ingest(events)
     const answer = {
       written: outcome.written,
       unchanged: outcome.unchanged,
