@@ -13,6 +13,7 @@ import { MqttPublisher } from '../src/live/mqtt-publisher.js'
 import { StreamSubscribers } from '../src/live/stream-subscribers.js'
 import type { IngestEvent, WriteOutcome } from '../src/store/event-writer.js'
 import type { TokenScope } from '../schemas/tokens.js'
+import type { EntityRegistry } from '../src/registry/entity-registry.js'
 
 /** The live side of the provider: ingest into the store, and push to stream subscribers and MQTT. */
 export interface LiveEvents {
@@ -218,6 +219,8 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
   fastify.onEntitiesReloaded((registry) => {
     const before = previous
     previous = registry
+    // Found once (a reload moves few devices, if any), then checked against each scope's spaces.
+    let moved: ReturnType<EntityRegistry['movedSince']> | undefined
     const movedDevices = new Map<TokenScope, boolean>()
     streams.endWhere((stream) => {
       const scope = stream.opener?.principal.scope
@@ -225,9 +228,13 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       if (scope === undefined || seen === undefined) return false
       const now = registry.visibleOf(scope)
       if (!sameMembers(now.deviceIds, seen.deviceIds) || !sameMembers(now.spaceIds, seen.spaceIds)) return true
-      let moved = movedDevices.get(scope)
-      if (moved === undefined) movedDevices.set(scope, moved = !sameMembers(before.devicesHomedIn(now.spaceIds), registry.devicesHomedIn(now.spaceIds)))
-      return moved
+      let changed = movedDevices.get(scope)
+      if (changed === undefined) {
+        moved ??= registry.movedSince(before)
+        changed = moved.some((device) => (device.then !== undefined && now.spaceIds.has(device.then)) !== (device.now !== undefined && now.spaceIds.has(device.now)))
+        movedDevices.set(scope, changed)
+      }
+      return changed
     }, 'its scope covers other entities in the reloaded registry')
   })
 

@@ -57,12 +57,15 @@ export class EntityRegistry {
     return spaceId !== undefined && this.#spaces.has(spaceId)
   }
 
-  /** The devices whose registry space is one of these. */
-  devicesHomedIn (spaceIds: ReadonlySet<string>): Set<string> {
-    const devices = new Set<string>()
-    if (spaceIds.size === 0) return devices
-    for (const [device, space] of this.#deviceSpace) if (spaceIds.has(space)) devices.add(device)
-    return devices
+  /** The devices whose registry space is not what it was in `before` (added and removed ones too), with their spaces then and now. */
+  movedSince (before: EntityRegistry): Array<{ device: string, then: string | undefined, now: string | undefined }> {
+    const moved: Array<{ device: string, then: string | undefined, now: string | undefined }> = []
+    for (const [device, now] of this.#deviceSpace) {
+      const then = before.#deviceSpace.get(device)
+      if (then !== now) moved.push({ device, then, now })
+    }
+    for (const [device, then] of before.#deviceSpace) if (!this.#deviceSpace.has(device)) moved.push({ device, then, now: undefined })
+    return moved
   }
 
   /** The same rule by number (src/data/entity-numbers.ts): the known devices and spaces. */
