@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { once } from 'node:events'
+import { copyFileSync } from 'node:fs'
 import { projectRoot } from '../src/project-root.js'
+import { fixturesDir } from './helper.js'
 
 /** Starts src/server.ts as `npm start` would run it, with only the given variables. */
 export function startServer (env: Record<string, string>) {
@@ -25,4 +27,20 @@ export function startServer (env: Record<string, string>) {
   // Tests of failed start-ups wait on `exited` and never on `listening`.
   listening.catch(() => {})
   return { child, exited, listening, output: () => ({ stdout, stderr }) }
+}
+
+/**
+ * The fixtures' data files for a started server, with a copy of their events in `dir` that the
+ * server may append to, and the read and ingest tokens the live tests use (`reader`, `writer`).
+ */
+export function fixtureServerEnv (dir: string, name = 'events'): Record<string, string> {
+  const eventsFile = join(dir, `${name}.ndjson`)
+  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
+  return {
+    EVENTS_FILE: eventsFile,
+    ENTITIES_FILE: join(fixturesDir, 'entities.json'),
+    SPECIFICATIONS_FILE: join(fixturesDir, 'specifications.json'),
+    API_TOKENS: 'reader',
+    INGEST_TOKENS: 'writer'
+  }
 }

@@ -1,9 +1,7 @@
 import t from 'tap'
-import { copyFileSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { get } from 'node:http'
-import { join } from 'node:path'
-import { fixturesDir } from '../helper.js'
-import { startServer } from '../server-process.js'
+import { fixtureServerEnv, startServer } from '../server-process.js'
 import { SseClient } from './sse-client.js'
 
 /** One GET on a connection of its own (the cluster gives each new connection to the next worker). */
@@ -17,16 +15,9 @@ function freshGet (url: string, headers: Record<string, string>): Promise<string
 }
 
 t.test('WORKERS=2: an event ingested on one worker is served and pushed by every worker within a second', async (t) => {
-  const eventsFile = join(t.testdir(), 'events.ndjson')
-  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
-  const server = startServer({
-    EVENTS_FILE: eventsFile,
-    ENTITIES_FILE: join(fixturesDir, 'entities.json'),
-    SPECIFICATIONS_FILE: join(fixturesDir, 'specifications.json'),
-    WORKERS: '2',
-    API_TOKENS: 'reader',
-    INGEST_TOKENS: 'writer'
-  })
+  const env = fixtureServerEnv(t.testdir())
+  const eventsFile = env.EVENTS_FILE!
+  const server = startServer({ ...env, WORKERS: '2' })
   t.teardown(() => { server.child.kill('SIGKILL') })
   const base = await server.listening
   const reader = { authorization: 'Bearer reader' }
@@ -63,16 +54,9 @@ t.test('WORKERS=2: an event ingested on one worker is served and pushed by every
 
 t.test('WORKERS=2: a worker started again while the other ingests serves every event acknowledged meanwhile, and judges their IDs', async (t) => {
   const { execFileSync } = await import('node:child_process')
-  const eventsFile = join(t.testdir(), 'events.ndjson')
-  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
-  const server = startServer({
-    EVENTS_FILE: eventsFile,
-    ENTITIES_FILE: join(fixturesDir, 'entities.json'),
-    SPECIFICATIONS_FILE: join(fixturesDir, 'specifications.json'),
-    WORKERS: '2',
-    API_TOKENS: 'reader',
-    INGEST_TOKENS: 'writer'
-  })
+  const env = fixtureServerEnv(t.testdir())
+  const eventsFile = env.EVENTS_FILE!
+  const server = startServer({ ...env, WORKERS: '2' })
   t.teardown(() => { server.child.kill('SIGKILL') })
   const base = await server.listening
   const listening = () => server.output().stdout.split('Server listening').length - 1

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { loadConfig } from '../../src/config.js'
 import { AUTH, build, fixturesDir, INGEST_AUTH } from '../helper.js'
 import { collect, connectClient, mosquittoSkip, receivedIds, startMosquitto, waitUntil } from '../mqtt/mosquitto.js'
-import { startServer } from '../server-process.js'
+import { fixtureServerEnv, startServer } from '../server-process.js'
 import { SseClient } from './sse-client.js'
 
 const skip = mosquittoSkip()
@@ -90,16 +90,7 @@ t.test('two provider processes sharing one broker: a stream on one gets what is 
   const broker = await startMosquitto(t)
   const dir = t.testdir()
   const start = (name: string) => {
-    const eventsFile = join(dir, `${name}.ndjson`)
-    copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
-    const server = startServer({
-      EVENTS_FILE: eventsFile,
-      ENTITIES_FILE: join(fixturesDir, 'entities.json'),
-      SPECIFICATIONS_FILE: join(fixturesDir, 'specifications.json'),
-      API_TOKENS: 'reader',
-      INGEST_TOKENS: 'writer',
-      MQTT_URL: broker.url
-    })
+    const server = startServer({ ...fixtureServerEnv(dir, name), MQTT_URL: broker.url })
     t.teardown(() => { server.child.kill('SIGKILL') })
     return server
   }
@@ -127,17 +118,7 @@ t.test('two provider processes sharing one broker: a stream on one gets what is 
 
 t.test('WORKERS=2: every worker reports the broker\'s state in /health/ready from the start', { skip }, async (t) => {
   const broker = await startMosquitto(t)
-  const eventsFile = join(t.testdir(), 'events.ndjson')
-  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
-  const server = startServer({
-    EVENTS_FILE: eventsFile,
-    ENTITIES_FILE: join(fixturesDir, 'entities.json'),
-    SPECIFICATIONS_FILE: join(fixturesDir, 'specifications.json'),
-    API_TOKENS: 'reader',
-    INGEST_TOKENS: 'writer',
-    MQTT_URL: broker.url,
-    WORKERS: '2'
-  })
+  const server = startServer({ ...fixtureServerEnv(t.testdir()), MQTT_URL: broker.url, WORKERS: '2' })
   t.teardown(() => { server.child.kill('SIGKILL') })
   const base = await server.listening
   const deadline = Date.now() + 20_000
