@@ -66,8 +66,8 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
       sendError(reply, 'unsupported_media_type')
     }
   }, async function (request, reply) {
-    const type = request.headers['content-type']
-    if (type === undefined) return sendError(reply, 'unsupported_media_type')
+    // preParsing answered 415 to a request without one.
+    const type = request.headers['content-type'] ?? ''
     const body = withoutByteOrderMark(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0))
     // An array body that is not UTF-8 is no JSON text at all (decoding it would change its events).
     const lines = type.toLowerCase().startsWith(NDJSON_CONTENT_TYPE) ? ndjsonEvents(body) : isUtf8(body) ? jsonArrayEvents(body.toString('utf8')) : undefined
@@ -104,7 +104,7 @@ const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf])
 
 /** The body without a leading UTF-8 byte order mark, which a JSON parser may ignore (RFC 8259) and Windows tools write. */
 function withoutByteOrderMark (body: Buffer): Buffer {
-  return body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.subarray(BYTE_ORDER_MARK.length) : body
+  return body.subarray(0, BYTE_ORDER_MARK.length).equals(BYTE_ORDER_MARK) ? body.subarray(BYTE_ORDER_MARK.length) : body
 }
 
 /**

@@ -13,15 +13,22 @@ function fakeSocket () {
   return socket
 }
 
+/** Two streams added to `streams`: one in its start_date replay, one live. */
+function replayingAndLive (streams: StreamSubscribers) {
+  const filter = { entities: undefined, scope: undefined, category: undefined, messageCodes: undefined }
+  const replaying = new StreamSubscriber(fakeSocket(), filter, '', 0)
+  replaying.held = []
+  replaying.replayFrom = '2025-01-03T12:00:00.123Z'
+  const live = new StreamSubscriber(fakeSocket(), filter, '', 0)
+  streams.add(replaying)
+  streams.add(live)
+  return { replaying, live }
+}
+
 t.test('a stream ended during its start_date replay is told from when to backfill (reset), then ended and destroyed; a live one just ends', async (t) => {
   const streams = new StreamSubscribers({ maxClients: 10, maxBufferBytes: 1 << 20, heartbeatMs: 60_000 }, { info () {} })
   t.teardown(() => streams.endAll())
-  const replaying = new StreamSubscriber(fakeSocket(), { entities: undefined, scope: undefined, category: undefined, messageCodes: undefined }, '', 0)
-  replaying.held = []
-  replaying.replayFrom = '2025-01-03T12:00:00.123Z'
-  const live = new StreamSubscriber(fakeSocket(), { entities: undefined, scope: undefined, category: undefined, messageCodes: undefined }, '', 0)
-  streams.add(replaying)
-  streams.add(live)
+  const { replaying, live } = replayingAndLive(streams)
   t.equal(streams.count, 2)
   streams.end(replaying, 'a test')
   streams.end(live, 'a test')
@@ -36,12 +43,7 @@ t.test('a stream ended during its start_date replay is told from when to backfil
 
 t.test('a shutdown during a start_date replay tells the stream from when to backfill (reset) before it ends it, as end() does', async (t) => {
   const streams = new StreamSubscribers({ maxClients: 10, maxBufferBytes: 1 << 20, heartbeatMs: 60_000 }, { info () {} })
-  const replaying = new StreamSubscriber(fakeSocket(), { entities: undefined, scope: undefined, category: undefined, messageCodes: undefined }, '', 0)
-  replaying.held = []
-  replaying.replayFrom = '2025-01-03T12:00:00.123Z'
-  const live = new StreamSubscriber(fakeSocket(), { entities: undefined, scope: undefined, category: undefined, messageCodes: undefined }, '', 0)
-  streams.add(replaying)
-  streams.add(live)
+  const { replaying, live } = replayingAndLive(streams)
   streams.endAll()
   t.equal((replaying.socket as unknown as { written: string }).written, 'event: reset\ndata: {"since":"2025-01-03T12:00:00.123Z"}\n\n')
   t.equal((live.socket as unknown as { written: string }).written, '', 'a live stream gets no reset')

@@ -126,10 +126,3 @@ export function isCutShortLine (text: string): boolean {
     return position !== null && Number(position[1]) >= trimmed.length
   }
 }
-
-/** The file's last line when a crash cut it short: its number, where it starts, and its length in bytes. */
-export interface TornTail {
-  line: number
-  offset: number
-  bytes: number
-}

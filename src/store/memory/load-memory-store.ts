@@ -4,8 +4,8 @@ import { DataFileError } from '../../data/data-file-error.js'
 import { NOT_UTF8, parseEventLine } from '../../data/event-lines.js'
 import { forEachLine, lineText } from '../../data/file-lines.js'
 import { scanWireParts } from '../../data/wire-line.js'
-import { isCutShortLine, type TornTail } from './events-file-appender.js'
-import { MemoryEventStore } from './memory-event-store.js'
+import { isCutShortLine } from './events-file-appender.js'
+import { MemoryEventStore, type TornTail } from './memory-event-store.js'
 import { SegmentBuilder } from './segment-builder.js'
 
 /**

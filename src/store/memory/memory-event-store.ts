@@ -4,7 +4,7 @@ import { WireEvent } from '../../data/wire-line.js'
 import { compareMessageIds } from '../event-order.js'
 import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, type EventStore, type StoreHealth, type StoredEntities } from '../event-store.js'
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
-import { EventsFileAppender, type TornTail } from './events-file-appender.js'
+import { EventsFileAppender } from './events-file-appender.js'
 import { forEachLine, lineText } from '../../data/file-lines.js'
 import { MemorySegment } from './memory-segment.js'
 import { joinJsonBytes } from '../../data/json-bytes.js'
@@ -415,4 +415,11 @@ function * mergeBatches (answers: Array<Iterator<EventBatch>>): Generator<EventB
 export interface LoadedFile {
   bytes: number
   tornTail?: TornTail | undefined
+}
+
+/** The file's last line when a crash cut it short (events-file-appender.ts, isCutShortLine): its number, where it starts, and its length in bytes. */
+export interface TornTail {
+  line: number
+  offset: number
+  bytes: number
 }
