@@ -62,8 +62,8 @@ export default fp<AuthenticationOptions>(async function authentication (fastify,
       if (stale === undefined) return
       try {
         await loadTokensFile(options.tokensFile!, registry)
-      } catch {
-        throw new Error(`the token ${JSON.stringify(stale.name)} of ${options.tokensFile!} names ${registry.unknownIn(stale.scope!).join(', ')}, which this file no longer has: take it out of the token's scope first`)
+      } catch (error) {
+        throw new Error(`the token ${JSON.stringify(stale.name)} of ${options.tokensFile!} names ${registry.unknownIn(stale.scope!).join(', ')}, which this file no longer has: take it out of the token's scope first (the tokens file as it is on disk does not load with it either: ${(error as Error).message})`)
       }
     })
     fastify.onEntitiesReloaded(() => { file.reload().catch(() => {}) })
