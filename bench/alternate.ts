@@ -28,3 +28,13 @@ export async function alternate (contenders: readonly Contender[], profile: Prof
   }
   return samples
 }
+
+/**
+ * Loads a provider just started with `request` (unrecorded) for profile.freshProviderWarmupSec,
+ * so that its first scenario's rounds find it compiled as its later ones do (options.ts).
+ */
+export async function warmUpFreshProvider (request: LoadRequest, profile: Profile, label: string): Promise<void> {
+  if (profile.freshProviderWarmupSec <= 0) return
+  log(`${label}: warming the provider up (${profile.freshProviderWarmupSec} s of the small request)`)
+  await runLoad(request, { connections: profile.connections, durationSec: profile.freshProviderWarmupSec })
+}

@@ -22,6 +22,14 @@ export interface Profile {
    * stops on its one-second tick, so every load lasts at least a second.
    */
   warmupSec: number
+  /**
+   * Seconds of the small request on a provider just started, before its first scenario (0: none).
+   * V8 compiles the provider's paths in threads of its own, on the same CPUs: on the 2 cores of
+   * BENCHMARKS.md the provider's CPU per small request fell for its first 5 s of load (InfluxDB:
+   * 424 → 235 → 165 µs), so a 2 s warm-up left the first round of the first scenarios slower
+   * than the later ones (small/InfluxDB p50 3.66 ms against 2.80 and 2.74).
+   */
+  freshProviderWarmupSec: number
   /** Provider-then-ceiling rounds per scenario. */
   rounds: number
   /** Concurrent connections of every measurement but the large scenario's. */
@@ -77,6 +85,7 @@ export const FULL: Profile = {
   dataset: { devices: 5000, spaces: 500, codes: 200, days: 365, seed: 1 },
   durationSec: 5,
   warmupSec: 2,
+  freshProviderWarmupSec: 8,
   rounds: 3,
   connections: 10,
   large: { connections: 2, durationSec: 10 },
@@ -90,6 +99,7 @@ export const QUICK: Profile = {
   dataset: { devices: 100, spaces: 20, codes: 40, days: 30, seed: 1 },
   durationSec: 1,
   warmupSec: 0,
+  freshProviderWarmupSec: 0,
   rounds: 2,
   connections: 10,
   large: { connections: 2, durationSec: 1 },

@@ -40,6 +40,8 @@ export interface BenchReport {
     rounds: number
     durationSec: number
     warmupSec: number
+    /** The small request's load on each provider just started, before its first scenario. */
+    freshProviderWarmupSec: number
     connections: number
     large: Profile['large']
     loadConnections: number
@@ -105,6 +107,7 @@ export function buildReport (input: ReportInput): BenchReport {
       rounds: profile.rounds,
       durationSec: profile.durationSec,
       warmupSec: profile.warmupSec,
+      freshProviderWarmupSec: profile.freshProviderWarmupSec,
       connections: profile.connections,
       large: profile.large,
       loadConnections: profile.loadConnections,
@@ -169,7 +172,7 @@ export function renderMarkdown (report: BenchReport): string {
   if (report.only === 'compression') {
     lines.push(`- Method: the large request on ${method.large.connections} connections, ${method.rounds} rounds of ${method.large.durationSec} s per contender ${warmup}, uncompressed and gzip in turns; RSS of the provider every ${method.rssSampleMs} ms`)
   } else {
-    lines.push(`- Method: ${method.connections} connections (large: ${method.large.connections}), ${method.rounds} rounds of ${method.durationSec} s (large: ${method.large.durationSec} s) per contender ${warmup}, provider and ceilings in turns; RSS of the provider's process tree every ${method.rssSampleMs} ms`)
+    lines.push(`- Method: ${method.connections} connections (large: ${method.large.connections}), ${method.rounds} rounds of ${method.durationSec} s (large: ${method.large.durationSec} s) per contender ${warmup}${method.freshProviderWarmupSec > 0 ? ` (and ${method.freshProviderWarmupSec} s of the small request on each provider just started)` : ''}, provider and ceilings in turns; RSS of the provider's process tree every ${method.rssSampleMs} ms`)
   }
   if (report.only !== 'compression') lines.push(`- CPUs: memory scenarios share every CPU; InfluxDB scenarios: ${describeCpuPlacement(method.cpuPlacement)}`)
   lines.push('')

@@ -5,6 +5,7 @@ import { join, relative } from 'node:path'
 import { projectRoot } from '../src/project-root.js'
 import { influxdAvailable } from '../test/influx/influx-server.js'
 import { startFrameworkCeiling, type FrameworkCeiling } from './ceiling.js'
+import { warmUpFreshProvider } from './alternate.js'
 import { measureCompression, type CompressionResult } from './compression.js'
 import { applyCpuPlacement, describeCpuPlacement, planCpuPlacement } from './cpu-placement.js'
 import { ensureDataset } from './dataset.js'
@@ -109,6 +110,7 @@ async function run (options: BenchOptions): Promise<void> {
 
     log('starting the memory-store provider')
     const memory = await startProvider({ name: 'memory', dataset, token, store: 'memory' })
+    await warmUpFreshProvider(providerRequest(small, memory.url, token), profile, 'memory')
     await measureAll(memory, 'memory', scenarios.filter((scenario) => scenario.stores.includes('memory')))
     log('compression: the large answer uncompressed and with Accept-Encoding: gzip, in turns')
     compression = await measureCompression(memory, providerRequest(large, memory.url, token), profile)
@@ -124,6 +126,7 @@ async function run (options: BenchOptions): Promise<void> {
     try {
       log('starting the InfluxDB provider')
       const influxProvider = await startProvider({ name: 'influxdb', dataset, token, store: 'influxdb', influxUrl: influxStore().url })
+      await warmUpFreshProvider(providerRequest(small, influxProvider.url, token), profile, 'influxdb')
       await measureAll(influxProvider, 'influxdb', scenarios.filter((scenario) => scenario.stores.includes('influxdb')))
       await influxProvider.stop()
     } finally {
@@ -135,6 +138,7 @@ async function run (options: BenchOptions): Promise<void> {
   if (options.only === 'compression') {
     log('starting the memory-store provider')
     const memory = await startProvider({ name: 'memory', dataset, token, store: 'memory' })
+    await warmUpFreshProvider(providerRequest(small, memory.url, token), profile, 'memory')
     try {
       compression = await measureCompression(memory, providerRequest(large, memory.url, token), profile)
     } finally {

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os'
-import { alternate } from './alternate.js'
+import { alternate, warmUpFreshProvider } from './alternate.js'
 import type { Dataset } from './dataset.js'
 import { log } from './log.js'
 import type { Profile } from './options.js'
@@ -41,6 +41,7 @@ export async function compareWorkers (single: Provider, dataset: Dataset, token:
       return { supported: false, note, cpus, workerProcesses }
     }
     log(`workers: WORKERS=auto runs ${workerProcesses} workers on ${cpus} cores`)
+    await warmUpFreshProvider(providerRequest(small, auto.url, token), profile, 'workers')
     const samples = await alternate([
       { label: 'one process', request: providerRequest(small, single.url, token) },
       { label: 'WORKERS=auto', request: providerRequest(small, auto.url, token) }
