@@ -62,11 +62,12 @@ interface IngestContender {
 /** Before anything was measured: a guess of events/s to make batches for. */
 const FIRST_GUESS_PER_SEC = 50_000
 /**
- * At most this many batches are made for one run (2.5 million events, ~550 MB of NDJSON). With
+ * At most this many batches are made for one run (4 million events, ~880 MB of NDJSON). With
  * 1,000 the memory store's ingest (300,000–400,000 events/s) used them up in about 3 s of its
- * 5 s rounds, every round, so its rate was taken over short rounds.
+ * 5 s rounds, every round, so its rate was taken over short rounds; with 2,500, two of three
+ * rounds at 594,000–612,000 events/s ended after about 4 s (the run of 5b1cfd6).
  */
-const MAX_BATCHES = 2500
+const MAX_BATCHES = 4000
 
 function summariseIngest (runs: readonly ClosedLoopRun[]): IngestRun {
   const durationSec = runs.reduce((sum, run) => sum + run.durationSec, 0)
