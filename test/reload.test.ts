@@ -1,5 +1,5 @@
 import t from 'tap'
-import { copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { AUTH, build, fixturesDir } from './helper.js'
@@ -46,4 +46,36 @@ t.test('the registry and specifications reload when their files change and on SI
   writeFileSync(specificationsFile, JSON.stringify(specifications))
   process.kill(process.pid, 'SIGHUP')
   t.ok(await eventually(async () => await codes() === before + 1), 'the specifications reload too')
+})
+
+t.test('a file behind symbolic links reloads when a link is swapped to a new version (Kubernetes ConfigMap and Secret mounts) and when its target changes in another folder', async (t) => {
+  const dir = t.testdir()
+  // As the kubelet lays a mount out: file -> ..data/file, ..data -> ..<version>/, swapped by renaming a new ..data link over it.
+  mkdirSync(join(dir, 'mount', '..v1'), { recursive: true })
+  copyFileSync(join(fixturesDir, 'entities.json'), join(dir, 'mount', '..v1', 'entities.json'))
+  symlinkSync('..v1', join(dir, 'mount', '..data'))
+  symlinkSync(join('..data', 'entities.json'), join(dir, 'mount', 'entities.json'))
+  // And a link to a file kept in another folder.
+  mkdirSync(join(dir, 'elsewhere'))
+  copyFileSync(join(fixturesDir, 'specifications.json'), join(dir, 'elsewhere', 'specifications.json'))
+  symlinkSync(join(dir, 'elsewhere', 'specifications.json'), join(dir, 'specifications.json'))
+  const app = await build(t, { entitiesFile: join(dir, 'mount', 'entities.json'), specificationsFile: join(dir, 'specifications.json') })
+  const errors = async () => (await app.inject({ url: '/svc/v2/events?start_date=2025-01-01T00:00:00Z&device_ids=new-device', headers: AUTH })).json().errors
+  t.same(await errors(), [{ id: 'new-device', item_type: 'device', message: 'invalid_device' }])
+
+  const entities = JSON.parse(readFileSync(join(fixturesDir, 'entities.json'), 'utf8'))
+  entities.devices.push({ id: 'new-device', space_id: entities.spaces[0].id })
+  mkdirSync(join(dir, 'mount', '..v2'))
+  writeFileSync(join(dir, 'mount', '..v2', 'entities.json'), JSON.stringify(entities))
+  symlinkSync('..v2', join(dir, 'mount', '..data_tmp'))
+  renameSync(join(dir, 'mount', '..data_tmp'), join(dir, 'mount', '..data'))
+  rmSync(join(dir, 'mount', '..v1'), { recursive: true })
+  t.ok(await eventually(async () => (await errors()).length === 0), 'the new version is in service once the link is swapped')
+
+  const codes = async () => (await app.inject({ url: '/svc/v2/event_specifications', headers: AUTH })).json().data.length as number
+  const before = await codes()
+  const specifications = JSON.parse(readFileSync(join(dir, 'elsewhere', 'specifications.json'), 'utf8'))
+  specifications.push({ ...specifications[0], message_code: 'BRAND_NEW' })
+  writeFileSync(join(dir, 'elsewhere', 'specifications.json'), JSON.stringify(specifications))
+  t.ok(await eventually(async () => await codes() === before + 1), 'a change of the target in its own folder is seen too')
 })

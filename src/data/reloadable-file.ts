@@ -1,4 +1,5 @@
-import { watch, type FSWatcher } from 'node:fs'
+import { unwatchFile, watch, watchFile, type FSWatcher, type Stats } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import { basename, dirname } from 'node:path'
 
 export interface ReloadLog {
@@ -27,11 +28,33 @@ function hangUp (): void {
 const SETTLE_MS = 100
 
 /**
+ * How often the file's own status is read, following symbolic links: a change the folder's watch
+ * cannot see (a Kubernetes ConfigMap or Secret mount swaps a `..data` link to a new version; a
+ * link's target is edited in its own folder) is taken within this time.
+ */
+export const POLL_MS = 1000
+
+/** What tells one version of a file from another: its inode, size and times (through links). */
+function versionOf (stats: Pick<Stats, 'ino' | 'size' | 'mtimeMs' | 'ctimeMs'>): string {
+  return `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`
+}
+
+async function versionOnDisk (file: string): Promise<string | undefined> {
+  try {
+    return versionOf(await stat(file))
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * A data file the provider serves from and reloads while serving: on SIGHUP, and when the file
  * changes on disk. The new value is swapped in whole, between requests; a file that fails to
  * load keeps the old value in service and logs the message start-up would have printed. The
  * directory is watched, not the file: editors and deploy tools replace a file by renaming a new
- * one over it, which a watch on the old file would not see.
+ * one over it, which a watch on the old file would not see. And the file's status is read every
+ * POLL_MS through its links, for the changes no watch of its folder sees (POLL_MS); a version
+ * once loaded, or refused, is not loaded again by the poll.
  */
 export async function reloadableFile<T> (
   file: string,
@@ -41,12 +64,15 @@ export async function reloadableFile<T> (
   /** Called with each value that replaces the current one (not the first). */
   onReload?: (value: T) => void
 ): Promise<ReloadableFile<T>> {
+  let loadedVersion = await versionOnDisk(file)
   let current = await load(file)
   let pending: NodeJS.Timeout | undefined
   let loading: Promise<void> = Promise.resolve()
 
   const reload = (): Promise<void> => {
     loading = loading.then(async () => {
+      // Read before the file: a change made while it loads is a version still to load.
+      loadedVersion = await versionOnDisk(file)
       try {
         current = await load(file)
         onReload?.(current)
@@ -71,8 +97,15 @@ export async function reloadableFile<T> (
     })
     watcher.on('error', () => watcher?.close())
   } catch {
-    // A directory that cannot be watched: SIGHUP still reloads.
+    // A directory that cannot be watched: SIGHUP and the poll still reload.
   }
+  const onPoll = (stats: Stats) => {
+    // A missing file (all zeros) is no version to load; the old value stays.
+    if (stats.ino === 0 || versionOf(stats) === loadedVersion) return
+    clearTimeout(pending)
+    pending = setTimeout(onSignal, SETTLE_MS)
+  }
+  watchFile(file, { persistent: false, interval: POLL_MS }, onPoll)
 
   return {
     get current () { return current },
@@ -82,6 +115,7 @@ export async function reloadableFile<T> (
       if (onHangUp.size === 0) process.off('SIGHUP', hangUp)
       clearTimeout(pending)
       watcher?.close()
+      unwatchFile(file, onPoll)
     }
   }
 }
