@@ -68,7 +68,9 @@ export default fp<AuthenticationOptions>(async function authentication (fastify,
     })
     fastify.onEntitiesReloaded(() => { file.reload().catch(() => {}) })
   }
-  const verifyJwt = options.jwt === undefined ? undefined : createJwtVerifier(options.jwt)
+  const verifyJwt = options.jwt === undefined
+    ? undefined
+    : createJwtVerifier(options.jwt, (reason) => { fastify.log.warn({ url: options.jwt!.jwksUrl }, `cannot fetch the JWT key set: ${reason}`) })
 
   fastify.decorateRequest('principal', null as unknown as Principal)
   fastify.decorate('tokens', tokens)

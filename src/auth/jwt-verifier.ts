@@ -1,14 +1,17 @@
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose'
+import { jwtVerify, type JWTPayload } from 'jose'
 import type { TokenScope } from '../../schemas/tokens.js'
 import type { Principal } from './principal.js'
 import { tokenKey } from '../http/bearer-token.js'
+import { JWKS_DEFAULTS, JwksKeys, type JwksKeysSettings } from './jwks-keys.js'
 
 export interface JwtSettings {
   jwksUrl: string
   issuer: string
   audience: string
-  /** The least time between two fetches of the key set for unknown kids (jose's default: 30 s; tests set less). */
+  /** The least time between two fetches of the key set (30 s; tests set less). */
   cooldownMs?: number
+  /** Keys fetched again after (60 s), and a verified token checked again after (60 s; tests set less). */
+  maxAgeMs?: number
 }
 
 /** Resolves a bearer token that is a valid JWT to its principal; undefined for any invalid one. */
@@ -19,14 +22,20 @@ const SCOPE_CLAIMS = ['tag_ids', 'space_ids', 'device_ids'] as const
 /**
  * OAuth2 access tokens (client credentials) from an identity provider: a JWT signed with RS256 or
  * ES256 by a key of JWT_JWKS_URL, unexpired (and not before its nbf), with JWT_ISSUER and
- * JWT_AUDIENCE. The keys are fetched once, cached, and fetched again for a `kid` not in the
- * cache (at most every 30 s: jose's cooldown, so a flood of forged kids cannot hammer the
- * identity provider). Its scope comes from the claims `tag_ids`, `space_ids`, `device_ids`
+ * JWT_AUDIENCE. The keys are kept and fetched again as jwks-keys.ts says (every minute in the
+ * background, for an unknown `kid`, at most once per 30 s, bounded in time and bytes). Its scope comes from the claims `tag_ids`, `space_ids`, `device_ids`
  * (arrays of strings; none of them: every entity), with the semantics of TOKENS_FILE's scopes;
  * IDs the registry does not know simply select nothing.
  */
-export function createJwtVerifier (settings: JwtSettings): JwtVerifier {
-  const keys = createRemoteJWKSet(new URL(settings.jwksUrl), settings.cooldownMs === undefined ? {} : { cooldownDuration: settings.cooldownMs })
+export function createJwtVerifier (settings: JwtSettings, onKeysFailed?: JwksKeysSettings['onFetchFailed']): JwtVerifier {
+  const maxAgeMs = settings.maxAgeMs ?? JWKS_DEFAULTS.maxAgeMs
+  const keys = new JwksKeys({
+    ...JWKS_DEFAULTS,
+    url: settings.jwksUrl,
+    cooldownMs: settings.cooldownMs ?? JWKS_DEFAULTS.cooldownMs,
+    maxAgeMs,
+    ...(onKeysFailed === undefined ? {} : { onFetchFailed: onKeysFailed })
+  }).getKey
   // A client sends its token with every request until it expires: verified once, then looked up
   // (its signature check and its scope's resolution are not repeated per request).
   const verified = new Map<string, { principal: Principal, expiresMs: number }>()
@@ -50,8 +59,8 @@ export function createJwtVerifier (settings: JwtSettings): JwtVerifier {
     const clientId = typeof payload.client_id === 'string' && payload.client_id !== '' ? payload.client_id : undefined
     const name = `jwt:${sub ?? clientId ?? 'unnamed'}`
     const key = sub !== undefined ? `jwt-sub:${sub}` : clientId !== undefined ? `jwt-client:${clientId}` : `jwt-token:${tokenKey(token)}`
-    // Without exp a token is checked again after a minute at the latest (an open stream too).
-    const expiresMs = Math.min(typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity, Date.now() + 60_000)
+    // Checked again after a minute at the latest (its key may have been withdrawn meanwhile).
+    const expiresMs = Math.min(typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity, Date.now() + maxAgeMs)
     const principal: Principal = { name, key, read: true, ingest: false, scope, expiresMs: typeof payload.exp === 'number' ? payload.exp * 1000 : expiresMs, jwt: true }
     if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!)
     verified.set(token, { principal, expiresMs })

@@ -91,3 +91,62 @@ t.test('RATE_LIMIT counts each JWT client on its own: by sub, else client_id, el
   t.same([await status(anonymous), await status(anonymous), await status(anonymous)], [200, 200, 429], 'neither: counted by the token')
   t.equal(await status(await jwks.sign(rsa, { sub: '', device_ids: ['soap-001'] })), 200, 'another token without either (an empty sub names nothing): a count of its own')
 })
+
+/** Polls until `check` holds, or fails after `ms`. */
+async function eventually (check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (await check()) return true
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return false
+}
+
+t.test('a key withdrawn from the key set is refused once the keys are fetched again, for new tokens and for tokens verified before', async (t) => {
+  const jwks = await startJwksServer(t)
+  const withdrawn = await jwks.addKey('RS256', 'rsa-withdrawn')
+  await jwks.addKey('ES256', 'ec-kept')
+  const app = await build(t, { jwt: { jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 0, maxAgeMs: 200 } })
+  const status = async (token: string) => (await app.inject({ url: `/svc/v2/events?${START}`, headers: { authorization: `Bearer ${token}` } })).statusCode
+  const before = await jwks.sign(withdrawn, { sub: 'client-a' })
+  t.equal(await status(before), 200)
+  jwks.keys.splice(jwks.keys.indexOf(withdrawn), 1)
+  t.ok(await eventually(async () => await status(await jwks.sign(withdrawn, { sub: 'client-b' })) === 401), 'a new token signed with the withdrawn key is refused')
+  t.ok(await eventually(async () => await status(before) === 401), 'and the token verified before it was withdrawn')
+  t.equal(await status(await jwks.sign(jwks.keys[0]!, { sub: 'client-c' })), 200, 'the key kept still verifies')
+})
+
+t.test('the identity provider is asked at most once per cooldown while it fails, and the keys it gave before keep serving', async (t) => {
+  const jwks = await startJwksServer(t)
+  const key = await jwks.addKey('RS256', 'rsa-1')
+  const { privateKey } = await generateKeyPair('RS256')
+  const forged = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'RS256', kid: 'forged' }).setIssuer('https://idp.test').setAudience('events-provider').setExpirationTime('5m').sign(privateKey)
+  const status = async (app: Awaited<ReturnType<typeof build>>, token: string) => (await app.inject({ url: `/svc/v2/events?${START}`, headers: { authorization: `Bearer ${token}` } })).statusCode
+
+  jwks.mode = 'fail'
+  const cold = await build(t, { jwt: { jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 60_000 } })
+  const statuses = []
+  for (let i = 0; i < 20; i++) statuses.push(await status(cold, forged))
+  t.same(new Set(statuses), new Set([401]))
+  t.equal(jwks.fetches, 1, '20 forged tokens made one fetch, not one each')
+
+  jwks.mode = 'normal'
+  const warm = await build(t, { jwt: { jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 100, maxAgeMs: 100 } })
+  t.equal(await status(warm, await jwks.sign(key, { sub: 'a' })), 200)
+  jwks.mode = 'fail'
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.equal(await status(warm, await jwks.sign(key, { sub: 'b' })), 200, 'keys past their age serve while their identity provider is down')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.equal(await status(warm, await jwks.sign(key, { sub: 'c' })), 200, 'and after a failed fetch too')
+})
+
+t.test('a key set larger than 1 MiB is not read whole: the fetch fails and the token is refused', async (t) => {
+  const jwks = await startJwksServer(t)
+  const key = await jwks.addKey('RS256', 'rsa-1')
+  jwks.mode = 'huge'
+  const app = await build(t, { jwt: { jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 0 } })
+  const answer = await app.inject({ url: `/svc/v2/events?${START}`, headers: { authorization: `Bearer ${await jwks.sign(key, { sub: 'a' })}` } })
+  t.equal(answer.statusCode, 401)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.ok(jwks.hugeBytesSent < 16 * 1024 * 1024, `the provider stopped reading (${jwks.hugeBytesSent} of 64 MiB sent)`)
+})

@@ -1,0 +1,118 @@
+import { createLocalJWKSet, errors, type JSONWebKeySet } from 'jose'
+
+/** What jose's jwtVerify asks for a token's key. */
+type GetKey = ReturnType<typeof createLocalJWKSet>
+
+export interface JwksKeysSettings {
+  url: string
+  /** The least time between two fetches, whether the last one answered or failed (30 s; tests set less). */
+  cooldownMs: number
+  /** Keys older than this are fetched again, in the background, while they keep serving (60 s). */
+  maxAgeMs: number
+  /** Keys not refreshed for this long (the identity provider unreachable) are no longer trusted (1 h). */
+  staleLimitMs: number
+  /** The largest key set read (1 MiB); a larger answer is a failed fetch. */
+  maxBytes: number
+  /** How long a fetch may take, its body included (5 s). */
+  timeoutMs: number
+  /** Told each failed fetch. */
+  onFetchFailed?: (reason: string) => void
+}
+
+export const JWKS_DEFAULTS = {
+  cooldownMs: 30_000,
+  maxAgeMs: 60_000,
+  staleLimitMs: 60 * 60_000,
+  maxBytes: 1024 * 1024,
+  timeoutMs: 5000
+} as const
+
+/**
+ * The identity provider's key set (JWT_JWKS_URL), for jose's jwtVerify, kept here rather than by
+ * jose's createRemoteJWKSet, which (a review found) fetched again on every request while its
+ * fetches failed (its cooldown starts only at a success: a flood of forged tokens became a flood
+ * on the identity provider), read a key set of any size whole (2 GB took 6 GB of memory), and
+ * trusted a key for 10 minutes after its withdrawal. Here:
+ * - at most one fetch per cooldown, answered or not, and one at a time (concurrent callers wait
+ *   for the same one);
+ * - keys older than maxAge are fetched again in the background while they serve, so a withdrawn
+ *   key is refused within maxAge (plus the cooldown at worst) and an identity provider down for a
+ *   while stops nobody; keys not refreshed for staleLimit are dropped;
+ * - a kid the keys do not have makes a fetch (a key added since), within the cooldown;
+ * - a fetch is bounded in time and in bytes.
+ */
+export class JwksKeys {
+  readonly #settings: JwksKeysSettings
+  #keys: GetKey | undefined
+  #fetchedAt = -Infinity
+  #attemptedAt = -Infinity
+  #fetching: Promise<void> | undefined
+
+  constructor (settings: JwksKeysSettings) {
+    this.#settings = settings
+  }
+
+  readonly getKey = async (...args: Parameters<GetKey>): Promise<Awaited<ReturnType<GetKey>>> => {
+    const now = Date.now()
+    if (now - this.#fetchedAt > this.#settings.staleLimitMs) this.#keys = undefined
+    if (this.#keys === undefined) {
+      await this.#refresh()
+    } else if (now - this.#fetchedAt > this.#settings.maxAgeMs) {
+      this.#refresh().catch(() => {})
+    }
+    const keys = this.#keys
+    if (keys === undefined) throw new errors.JWKSNoMatchingKey()
+    try {
+      return await keys(...args)
+    } catch (error) {
+      if (!(error instanceof errors.JWKSNoMatchingKey)) throw error
+      await this.#refresh()
+      if (this.#keys === undefined || this.#keys === keys) throw error
+      return await this.#keys(...args)
+    }
+  }
+
+  /** Fetches the key set unless one was tried within the cooldown; never rejects. */
+  #refresh (): Promise<void> {
+    if (this.#fetching !== undefined) return this.#fetching
+    if (Date.now() - this.#attemptedAt < this.#settings.cooldownMs) return Promise.resolve()
+    this.#attemptedAt = Date.now()
+    this.#fetching = fetchKeySet(this.#settings).then((keySet) => {
+      this.#keys = createLocalJWKSet(keySet)
+      this.#fetchedAt = Date.now()
+    }, (error: unknown) => {
+      this.#settings.onFetchFailed?.((error as Error).message)
+    }).finally(() => {
+      this.#fetching = undefined
+    })
+    return this.#fetching
+  }
+}
+
+async function fetchKeySet ({ url, maxBytes, timeoutMs }: JwksKeysSettings): Promise<JSONWebKeySet> {
+  const response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) })
+  if (response.status !== 200) {
+    await response.body?.cancel()
+    throw new Error(`the key set answered ${response.status}`)
+  }
+  const declared = Number(response.headers.get('content-length') ?? 0)
+  if (declared > maxBytes) {
+    await response.body?.cancel()
+    throw new Error(`the key set is larger than ${maxBytes} bytes (${declared})`)
+  }
+  const chunks: Uint8Array[] = []
+  let size = 0
+  if (response.body !== null) {
+    for await (const chunk of response.body) {
+      size += chunk.byteLength
+      // Leaving the loop cancels the rest of the body.
+      if (size > maxBytes) throw new Error(`the key set is larger than ${maxBytes} bytes`)
+      chunks.push(chunk)
+    }
+  }
+  const keySet = JSON.parse(Buffer.concat(chunks).toString('utf8')) as JSONWebKeySet
+  // createLocalJWKSet checks the shape too; this names the fault.
+  if (typeof keySet !== 'object' || keySet === null || !Array.isArray(keySet.keys)) throw new Error('the key set is not a JSON Web Key Set (no "keys" array)')
+  createLocalJWKSet(keySet)
+  return keySet
+}
