@@ -118,6 +118,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   const common = values as CommonEnvironment
   const port = Number(common.PORT ?? 8080)
   if (port > 65535) throw new ConfigError(`PORT must be a TCP port number from 0 to 65535; got ${JSON.stringify(common.PORT)}`)
+  const metricsPort = common.METRICS_PORT === undefined ? undefined : Number(common.METRICS_PORT)
+  if (metricsPort !== undefined && metricsPort > 65535) throw new ConfigError(`METRICS_PORT must be a TCP port number from 1 to 65535; got ${JSON.stringify(common.METRICS_PORT)}`)
+  // /metrics is served only with its token: a port without one would be a port that serves nothing.
+  if (metricsPort !== undefined && common.METRICS_TOKEN === undefined) throw new ConfigError('METRICS_PORT needs METRICS_TOKEN: /metrics is served only to the bearer of METRICS_TOKEN')
 
   const apiTokens = common.API_TOKENS === undefined
     ? [randomBytes(24).toString('base64url')]
@@ -140,7 +144,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       maxBufferBytes: Number(common.STREAM_MAX_BUFFER_BYTES ?? 1024 * 1024)
     },
     metricsToken: common.METRICS_TOKEN,
-    metricsPort: common.METRICS_PORT === undefined ? undefined : Number(common.METRICS_PORT),
+    metricsPort,
     rateLimit: rateLimitOf(common.RATE_LIMIT),
     corsOrigins: common.CORS_ORIGINS === undefined ? undefined : common.CORS_ORIGINS.trim() === '*' ? '*' : common.CORS_ORIGINS.split(',').map((origin) => origin.trim()),
     serviceSegment: common.SERVICE_SEGMENT ?? 'svc',
@@ -182,6 +186,7 @@ function jwtSettings (common: CommonEnvironment): JwtSettings | undefined {
     const missing = [['JWT_JWKS_URL', jwksUrl], ['JWT_ISSUER', issuer], ['JWT_AUDIENCE', audience]].filter(([, value]) => value === undefined).map(([name]) => name)
     throw new ConfigError(`${missing.join(' and ')} must be set too: JWTs are accepted only with JWT_JWKS_URL, JWT_ISSUER and JWT_AUDIENCE`)
   }
+  if (!URL.canParse(jwksUrl)) throw new ConfigError(`JWT_JWKS_URL must be an http:// or https:// URL of a JSON Web Key Set; got ${JSON.stringify(jwksUrl)}`)
   return { jwksUrl, issuer, audience }
 }
 

@@ -92,3 +92,17 @@ t.test('STORE=influxdb: the dialect follows from the variables; missing or contr
   ]
   for (const [env, message] of refused) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
 })
+
+t.test('values that would start the provider silently weakened, or crash it later without naming the variable, stop it now', async (t) => {
+  const refused = (env: Record<string, string>, name: RegExp) => t.throws(() => loadConfig(env), name, JSON.stringify(env))
+  refused({ METRICS_TOKEN: 'm', METRICS_PORT: '70000' }, /METRICS_PORT must be a TCP port number from 1 to 65535/)
+  refused({ METRICS_PORT: '9200' }, /METRICS_PORT needs METRICS_TOKEN/)
+  refused({ JWT_JWKS_URL: 'http://[bad', JWT_ISSUER: 'i', JWT_AUDIENCE: 'a' }, /JWT_JWKS_URL must be an http:\/\/ or https:\/\/ URL/)
+  refused({ CORS_ORIGINS: 'https://a.example/' }, /CORS_ORIGINS must be/)
+  refused({ CORS_ORIGINS: 'https://a.example/app' }, /CORS_ORIGINS must be/)
+  refused({ SERVICE_SEGMENT: '..' }, /SERVICE_SEGMENT must be/)
+  refused({ SERVICE_SEGMENT: '.' }, /SERVICE_SEGMENT must be/)
+  t.equal(loadConfig({ METRICS_TOKEN: 'm', METRICS_PORT: '65535' }).metricsPort, 65535)
+  t.same(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins, ['https://a.example', 'http://localhost:5173'])
+  t.equal(loadConfig({ SERVICE_SEGMENT: 'fds.v1' }).serviceSegment, 'fds.v1')
+})
