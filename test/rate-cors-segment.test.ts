@@ -37,6 +37,11 @@ t.test('CORS_ORIGINS: headers for the listed origins, preflight without a token;
   const denied = await app.inject({ url: EVENTS, headers: { origin: 'https://app.example.com' } })
   t.equal(denied.statusCode, 401, 'the real request still needs its token')
   t.equal(denied.headers['access-control-allow-origin'], 'https://app.example.com', 'and its 401 is readable by the page')
+  // Not a preflight (no Origin, no Access-Control-Request-Method): never a plain-text error.
+  const bare = await app.inject({ method: 'OPTIONS', url: '/svc/v2/events' })
+  t.equal(bare.statusCode, 204, 'an OPTIONS that is not a preflight is answered as one, without CORS grants')
+  t.equal(bare.body, '')
+  t.equal(bare.headers['access-control-allow-origin'], undefined)
   const stranger = await app.inject({ url: EVENTS, headers: { ...AUTH, origin: 'https://evil.example.com' } })
   t.equal(stranger.headers['access-control-allow-origin'], undefined, 'another origin gets no CORS header')
 
