@@ -6,6 +6,7 @@ import { Counter, Registry } from 'prom-client'
 import { CheapHistogram, type HistogramSeries } from '../src/http/cheap-histogram.js'
 import { bearerTokenOf, tokenDigest } from '../src/http/bearer-token.js'
 import { errorBody, JSON_CONTENT_TYPE, sendError } from '../src/http/replies.js'
+import { ConfigError } from '../src/config-error.js'
 
 /** The provider's own figures, for the routes and plugins that count them. */
 export interface ProviderMetrics {
@@ -118,8 +119,14 @@ export default fp<MetricsOptions>(async function metrics (fastify, options) {
       response.writeHead(200, { 'content-type': registry.contentType }).end(text)
     }, () => response.writeHead(500).end())
   })
-  server.listen(options.port, options.host ?? '0.0.0.0')
-  await once(server, 'listening')
+  const host = options.host ?? '0.0.0.0'
+  server.listen(options.port, host)
+  try {
+    await once(server, 'listening')
+  } catch (error) {
+    // Named here: the same failure on PORT is named by server.ts.
+    throw new ConfigError(`METRICS_PORT ${options.port}: cannot listen on ${host}:${options.port}: ${(error as Error).message}`)
+  }
   fastify.addHook('onClose', (_instance, done) => { server.close(() => done()) })
   fastify.log.info({ port: options.port }, 'metrics listening on their own port too')
 }, { name: 'metrics', fastify: '5.x' })

@@ -122,6 +122,11 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   if (metricsPort !== undefined && metricsPort > 65535) throw new ConfigError(`METRICS_PORT must be a TCP port number from 1 to 65535; got ${JSON.stringify(common.METRICS_PORT)}`)
   // /metrics is served only with its token: a port without one would be a port that serves nothing.
   if (metricsPort !== undefined && common.METRICS_TOKEN === undefined) throw new ConfigError('METRICS_PORT needs METRICS_TOKEN: /metrics is served only to the bearer of METRICS_TOKEN')
+  if (metricsPort !== undefined && metricsPort === port) throw new ConfigError(`METRICS_PORT must differ from PORT (${port}): /metrics is served on PORT already`)
+  const orphanedMqtt = (['MQTT_USERNAME', 'MQTT_PASSWORD', 'MQTT_TOPIC_PREFIX', 'MQTT_QUEUE_MAX'] as const).filter((name) => common[name] !== undefined)
+  if (common.MQTT_URL === undefined && orphanedMqtt.length > 0) {
+    throw new ConfigError(`${orphanedMqtt.join(' and ')} ${orphanedMqtt.length === 1 ? 'is' : 'are'} set without MQTT_URL: nothing is published without a broker (set MQTT_URL, or unset ${orphanedMqtt.length === 1 ? 'it' : 'them'})`)
+  }
 
   const apiTokens = common.API_TOKENS === undefined
     ? [randomBytes(24).toString('base64url')]

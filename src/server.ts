@@ -46,7 +46,14 @@ async function start (): Promise<void> {
     await app.close()
   })
 
-  await app.listen({ port: config.port, host: config.host })
+  try {
+    await app.listen({ port: config.port, host: config.host })
+  } catch (error) {
+    // A host that does not resolve, a port taken or not allowed: the variables are named, as for a bad value.
+    console.error(`Cannot start: cannot listen on HOST ${config.host}, PORT ${config.port}: ${(error as Error).message}`)
+    await app.close()
+    process.exit(1)
+  }
 }
 
 /** Printed once, on standard output, so a person starting the demo can use them. */

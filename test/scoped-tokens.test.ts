@@ -3,7 +3,7 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { DataFileError } from '../src/data/data-file-error.js'
-import { newToken } from '../src/cli/token.js'
+import { main as tokenCommand, newToken } from '../src/cli/token.js'
 import { tokenDigest } from '../src/http/bearer-token.js'
 import { AUTH, build, fixturesDir, INGEST_AUTH } from './helper.js'
 
@@ -200,6 +200,13 @@ t.test('npm run token: a new random token and its entry, with the scope asked fo
   t.ok(token.length >= 40)
   t.same(entry, { name: 'acme-fm', sha256: tokenDigest(token), scope: { tag_ids: ['site-ams-hq'], device_ids: ['d1', 'd2'] }, ingest: true })
   t.not(newToken(['--name', 'x']).token, newToken(['--name', 'x']).token)
+  const printed = t.capture(console, 'log')
+  const complained = t.capture(console, 'error')
+  t.equal(tokenCommand(['--help']), 0, '--help is no error')
+  t.match(printed()[0]?.args[0], /^usage: npm run token -- --name NAME/)
+  t.same(complained(), [])
+  t.equal(tokenCommand(['--nmae', 'x']), 2, 'an unknown option is')
+  t.match(complained()[0]?.args[0], /Unknown option '--nmae'/)
   t.same(newToken(['--name', 'x']).entry.scope, undefined, 'no scope: every entity')
   t.throws(() => newToken(['--tag', 'x']), 'a name is required')
 })

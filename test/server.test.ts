@@ -2,6 +2,9 @@ import t from 'tap'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { once } from 'node:events'
 import { fixturesDir } from './helper.js'
 import { startServer } from './server-process.js'
 
@@ -23,6 +26,23 @@ t.test('a bad data file stops start-up with a message naming it, before listenin
   t.equal(await server.exited, 1)
   t.match(server.output().stderr, `Cannot start: ${join(dir, 'entities.json')}: entry spaces[1].id`)
   t.notMatch(server.output().stdout, 'Server listening')
+})
+
+t.test('an address or port it cannot listen on stops start-up with a message naming the variable, without a stack', async (t) => {
+  const host = startServer({ ...fixtureEnv, HOST: 'no-such-host.invalid' })
+  t.equal(await host.exited, 1)
+  t.match(host.output().stderr, /Cannot start: cannot listen on HOST no-such-host\.invalid, PORT 0: /)
+  t.notMatch(host.output().stderr, /\n\s+at /, 'no stack trace')
+
+  const blocker = createServer()
+  blocker.listen(0, '127.0.0.1')
+  await once(blocker, 'listening')
+  t.teardown(() => { blocker.close() })
+  const taken = String((blocker.address() as AddressInfo).port)
+  const metrics = startServer({ ...fixtureEnv, METRICS_TOKEN: 'metrics-token', METRICS_PORT: taken })
+  t.equal(await metrics.exited, 1)
+  t.match(metrics.output().stderr, `Cannot start: METRICS_PORT ${taken}: cannot listen on 127.0.0.1:${taken}: `)
+  t.notMatch(metrics.output().stderr, /\n\s+at /, 'no stack trace')
 })
 
 t.test('without API_TOKENS a token is generated, printed once, and required', async (t) => {

@@ -41,7 +41,12 @@ export function newToken (argv: readonly string[]): { token: string, entry: Toke
   return { token, entry }
 }
 
-function main (argv: readonly string[]): number {
+/** The command: prints the token and its entry (0), the usage asked for with --help or -h (0), or a usage error (2). */
+export function main (argv: readonly string[]): number {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE)
+    return 0
+  }
   let made
   try {
     made = newToken(argv)
