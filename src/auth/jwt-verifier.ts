@@ -39,7 +39,7 @@ export function createJwtVerifier (settings: JwtSettings, onKeysFailed?: JwksKey
   // A client sends its token with every request until it expires: verified once, then looked up
   // (its signature check and its scope's resolution are not repeated per request).
   const verified = new Map<string, { principal: Principal, expiresMs: number }>()
-  return async (token) => {
+  const verify: JwtVerifier = async (token) => {
     const known = verified.get(token)
     if (known !== undefined) {
       if (known.expiresMs > Date.now()) return known.principal
@@ -61,11 +61,13 @@ export function createJwtVerifier (settings: JwtSettings, onKeysFailed?: JwksKey
     const key = sub !== undefined ? `jwt-sub:${sub}` : clientId !== undefined ? `jwt-client:${clientId}` : `jwt-token:${tokenKey(token)}`
     // Checked again after a minute at the latest (its key may have been withdrawn meanwhile).
     const expiresMs = Math.min(typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity, Date.now() + maxAgeMs)
-    const principal: Principal = { name, key, read: true, ingest: false, scope, expiresMs: typeof payload.exp === 'number' ? payload.exp * 1000 : expiresMs, jwt: true }
+    // An open stream checks it again then, and goes on while it is accepted (its key may be withdrawn).
+    const principal: Principal = { name, key, read: true, ingest: false, scope, expiresMs, recheck: async () => await verify(token), jwt: true }
     if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!)
     verified.set(token, { principal, expiresMs })
     return principal
   }
+  return verify
 }
 
 /** Verified tokens kept (the oldest dropped first). */

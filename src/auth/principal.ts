@@ -15,8 +15,10 @@ export interface Principal {
   readonly ingest: boolean
   /** undefined: every entity. */
   readonly scope: TokenScope | undefined
-  /** When it must be checked again (a JWT: its exp, or a minute after it was verified without one), in ms since the epoch; undefined: never by itself. */
+  /** When it must be checked again (a JWT: a minute after it was verified, or its exp if sooner), in ms since the epoch; undefined: never by itself. */
   readonly expiresMs?: number | undefined
+  /** Checks it again then (a JWT: its signature against the keys as they are now, its exp): the principal it is now, or undefined when it is no longer accepted. */
+  readonly recheck?: () => Promise<Principal | undefined>
   /** A JWT's: known from its signature, not from the token directory. */
   readonly jwt?: true
 }

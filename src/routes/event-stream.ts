@@ -9,6 +9,7 @@ import { bearerTokenOf, tokenKey } from '../http/bearer-token.js'
 import { splitList } from '../http/list-parameter.js'
 import { sendError } from '../http/replies.js'
 import { messageFrame, namedFrame, streamHead, StreamSubscriber, type StreamFilter } from '../live/stream-subscribers.js'
+import type { Principal } from '../auth/principal.js'
 import type { EventQuery } from '../store/event-store.js'
 import { encodeMessage } from '../store/message-json.js'
 import { dateRangeOf } from '../time/date-range.js'
@@ -89,10 +90,19 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     }
 
     const stream = new StreamSubscriber(socket, filter, filterKey(filter), log.lastSeq, opener)
-    // A token that expires (a JWT: its exp, or a minute without one) ends its stream then: the
-    // client reconnects, and is let in or not.
+    // A token to check again (a JWT: every minute, and at its exp) is checked then: accepted, the
+    // stream goes on until the next check; not (expired, its key withdrawn), the stream ends and
+    // the client reconnects, to be let in or not.
     const expiry: { timer: NodeJS.Timeout | undefined } = { timer: undefined }
-    armExpiry(expiry, request.principal.expiresMs, () => streams.end(stream, 'its token expired'))
+    const onCheck = (principal: Principal) => () => {
+      if (principal.recheck === undefined) return streams.end(stream, 'its token expired')
+      principal.recheck().then((now) => {
+        if (stream.closed) return
+        if (now === undefined) streams.end(stream, 'its token is no longer accepted')
+        else armExpiry(expiry, now.expiresMs, onCheck(now))
+      }, () => streams.end(stream, 'its token could not be checked again'))
+    }
+    armExpiry(expiry, request.principal.expiresMs, onCheck(request.principal))
     socket.once('close', () => {
       clearTimeout(expiry.timer)
       streams.remove(stream)

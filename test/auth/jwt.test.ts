@@ -150,3 +150,25 @@ t.test('a key set larger than 1 MiB is not read whole: the fetch fails and the t
   await new Promise((resolve) => setTimeout(resolve, 200))
   t.ok(jwks.hugeBytesSent < 16 * 1024 * 1024, `the provider stopped reading (${jwks.hugeBytesSent} of 64 MiB sent)`)
 })
+
+t.test('a stream opened with a JWT ends once its key is withdrawn from the key set; a stream of a key kept goes on', async (t) => {
+  const jwks = await startJwksServer(t)
+  const withdrawn = await jwks.addKey('RS256', 'rsa-going')
+  const kept = await jwks.addKey('ES256', 'ec-staying')
+  const eventsFile = join(t.testdir(), 'events.ndjson')
+  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
+  const app = await build(t, { eventsFile, jwt: { jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 0, maxAgeMs: 300 } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as { port: number }).port
+  const url = `http://127.0.0.1:${port}/svc/v2/events/stream`
+  const going = new SseClient(url, { authorization: `Bearer ${await jwks.sign(withdrawn, { sub: 'going' }, { expiresIn: '1h' })}` })
+  const staying = new SseClient(url, { authorization: `Bearer ${await jwks.sign(kept, { sub: 'staying' }, { expiresIn: '1h' })}` })
+  t.teardown(() => { going.close(); staying.close() })
+  await going.until((c) => c.status === 200)
+  await staying.until((c) => c.status === 200)
+  jwks.keys.splice(jwks.keys.indexOf(withdrawn), 1)
+  await going.until((c) => c.ended, 5000, 'the stream of the withdrawn key to end')
+  t.ok(going.ended)
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  t.notOk(staying.ended, 'the stream of the key kept goes on past several checks')
+})
