@@ -7,7 +7,7 @@ export interface JwksKeysSettings {
   url: string
   /** The least time between two fetches, whether the last one answered or failed (30 s; tests set less). */
   cooldownMs: number
-  /** Keys older than this are fetched again, in the background, while they keep serving (60 s). */
+  /** Keys older than this are fetched again before a token is judged with them (60 s). */
   maxAgeMs: number
   /** Keys not refreshed for this long (the identity provider unreachable) are no longer trusted (1 h). */
   staleLimitMs: number
@@ -35,11 +35,16 @@ export const JWKS_DEFAULTS = {
  * trusted a key for 10 minutes after its withdrawal. Here:
  * - at most one fetch per cooldown, answered or not, and one at a time (concurrent callers wait
  *   for the same one);
- * - keys older than maxAge are fetched again in the background while they serve, so a withdrawn
- *   key is refused within maxAge (plus the cooldown at worst) and an identity provider down for a
- *   while stops nobody; keys not refreshed for staleLimit are dropped;
+ * - keys older than maxAge are fetched again before a token is judged with them (a quiet spell
+ *   then ends with a fresh set, not with a token of a key withdrawn meanwhile; a review found the
+ *   background refresh this had first judged that token with the old keys), so a withdrawn key is
+ *   refused within maxAge; a fetch that fails leaves the keys held serving, so an identity
+ *   provider down for a while stops nobody; keys not refreshed for staleLimit are dropped;
  * - a kid the keys do not have makes a fetch (a key added since), within the cooldown;
- * - a fetch is bounded in time and in bytes.
+ * - a fetch is bounded in time and in bytes, follows no redirect (as jose's did not: whoever
+ *   controls a redirect would choose the keys), and may begin with a byte order mark;
+ * - ages on the monotonic clock: a wall clock stepped back neither freezes the fetches nor keeps
+ *   old keys longer.
  */
 export class JwksKeys {
   readonly #settings: JwksKeysSettings
@@ -53,13 +58,9 @@ export class JwksKeys {
   }
 
   readonly getKey = async (...args: Parameters<GetKey>): Promise<Awaited<ReturnType<GetKey>>> => {
-    const now = Date.now()
-    if (now - this.#fetchedAt > this.#settings.staleLimitMs) this.#keys = undefined
-    if (this.#keys === undefined) {
-      await this.#refresh()
-    } else if (now - this.#fetchedAt > this.#settings.maxAgeMs) {
-      this.#refresh().catch(() => {})
-    }
+    const age = performance.now() - this.#fetchedAt
+    if (age > this.#settings.staleLimitMs) this.#keys = undefined
+    if (this.#keys === undefined || age > this.#settings.maxAgeMs) await this.#refresh()
     const keys = this.#keys
     if (keys === undefined) throw new errors.JWKSNoMatchingKey()
     try {
@@ -75,13 +76,14 @@ export class JwksKeys {
   /** Fetches the key set unless one was tried within the cooldown; never rejects. */
   #refresh (): Promise<void> {
     if (this.#fetching !== undefined) return this.#fetching
-    if (Date.now() - this.#attemptedAt < this.#settings.cooldownMs) return Promise.resolve()
-    this.#attemptedAt = Date.now()
+    if (performance.now() - this.#attemptedAt < this.#settings.cooldownMs) return Promise.resolve()
+    this.#attemptedAt = performance.now()
     this.#fetching = fetchKeySet(this.#settings).then((keySet) => {
       this.#keys = createLocalJWKSet(keySet)
-      this.#fetchedAt = Date.now()
+      this.#fetchedAt = performance.now()
     }, (error: unknown) => {
-      this.#settings.onFetchFailed?.((error as Error).message)
+      const cause = (error as Error).cause
+      this.#settings.onFetchFailed?.((error as Error).message + (cause instanceof Error ? ` (${cause.message})` : ''))
     }).finally(() => {
       this.#fetching = undefined
     })
@@ -90,7 +92,7 @@ export class JwksKeys {
 }
 
 async function fetchKeySet ({ url, maxBytes, timeoutMs }: JwksKeysSettings): Promise<JSONWebKeySet> {
-  const response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) })
+  const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(timeoutMs) })
   if (response.status !== 200) {
     await response.body?.cancel()
     throw new Error(`the key set answered ${response.status}`)
@@ -110,7 +112,8 @@ async function fetchKeySet ({ url, maxBytes, timeoutMs }: JwksKeysSettings): Pro
       chunks.push(chunk)
     }
   }
-  const keySet = JSON.parse(Buffer.concat(chunks).toString('utf8')) as JSONWebKeySet
+  // TextDecoder drops a leading byte order mark, as Response.json() (jose's way) does.
+  const keySet = JSON.parse(new TextDecoder().decode(Buffer.concat(chunks))) as JSONWebKeySet
   // createLocalJWKSet checks the shape too; this names the fault.
   if (typeof keySet !== 'object' || keySet === null || !Array.isArray(keySet.keys)) throw new Error('the key set is not a JSON Web Key Set (no "keys" array)')
   createLocalJWKSet(keySet)

@@ -38,11 +38,12 @@ export function createJwtVerifier (settings: JwtSettings, onKeysFailed?: JwksKey
   }).getKey
   // A client sends its token with every request until it expires: verified once, then looked up
   // (its signature check and its scope's resolution are not repeated per request).
-  const verified = new Map<string, { principal: Principal, expiresMs: number }>()
+  // Kept until checkAt on the monotonic clock (a wall clock stepped back keeps nothing longer) and its exp.
+  const verified = new Map<string, { principal: Principal, checkAt: number, expiresMs: number }>()
   const verify: JwtVerifier = async (token) => {
     const known = verified.get(token)
     if (known !== undefined) {
-      if (known.expiresMs > Date.now()) return known.principal
+      if (known.checkAt > performance.now() && known.expiresMs > Date.now()) return known.principal
       verified.delete(token)
     }
     let payload: JWTPayload
@@ -64,7 +65,7 @@ export function createJwtVerifier (settings: JwtSettings, onKeysFailed?: JwksKey
     // An open stream checks it again then, and goes on while it is accepted (its key may be withdrawn).
     const principal: Principal = { name, key, read: true, ingest: false, scope, expiresMs, recheck: async () => await verify(token), jwt: true }
     if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!)
-    verified.set(token, { principal, expiresMs })
+    verified.set(token, { principal, checkAt: performance.now() + maxAgeMs, expiresMs })
     return principal
   }
   return verify

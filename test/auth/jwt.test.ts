@@ -1,5 +1,7 @@
 import t from 'tap'
 import { copyFileSync } from 'node:fs'
+import { once } from 'node:events'
+import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { generateKeyPair, SignJWT } from 'jose'
 import { build, fixturesDir } from '../helper.js'
@@ -171,4 +173,35 @@ t.test('a stream opened with a JWT ends once its key is withdrawn from the key s
   t.ok(going.ended)
   await new Promise((resolve) => setTimeout(resolve, 1000))
   t.notOk(staying.ended, 'the stream of the key kept goes on past several checks')
+})
+
+t.test('after a quiet spell, keys past their age are fetched again before a token is judged: a key withdrawn meanwhile is refused at once', async (t) => {
+  const jwks = await startJwksServer(t)
+  const withdrawn = await jwks.addKey('RS256', 'rsa-quiet')
+  await jwks.addKey('ES256', 'ec-quiet')
+  const app = await build(t, { jwt: { jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 0, maxAgeMs: 200 } })
+  const status = async (token: string) => (await app.inject({ url: `/svc/v2/events?${START}`, headers: { authorization: `Bearer ${token}` } })).statusCode
+  t.equal(await status(await jwks.sign(withdrawn, { sub: 'a' })), 200)
+  jwks.keys.splice(jwks.keys.indexOf(withdrawn), 1)
+  await new Promise((resolve) => setTimeout(resolve, 400))
+  t.equal(await status(await jwks.sign(withdrawn, { sub: 'b' }, { expiresIn: '10y' })), 401, 'the first token after the quiet spell')
+})
+
+t.test('the key set is not taken from a redirect, and a byte order mark before it is no fault', async (t) => {
+  const jwks = await startJwksServer(t)
+  const key = await jwks.addKey('RS256', 'rsa-1')
+  const redirecting = createServer((request, response) => { response.writeHead(302, { location: jwks.url }).end() })
+  redirecting.listen(0, '127.0.0.1')
+  await once(redirecting, 'listening')
+  t.teardown(() => { redirecting.close() })
+  const redirected = await build(t, { jwt: { jwksUrl: `http://127.0.0.1:${(redirecting.address() as { port: number }).port}/jwks`, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 0 } })
+  const token = await jwks.sign(key, { sub: 'a' })
+  t.equal((await redirected.inject({ url: `/svc/v2/events?${START}`, headers: { authorization: `Bearer ${token}` } })).statusCode, 401, 'a redirect is a failed fetch, as jose had it')
+
+  const withBom = createServer((request, response) => { response.writeHead(200, { 'content-type': 'application/json' }).end('\uFEFF' + JSON.stringify({ keys: jwks.keys.map((k) => k.jwk) })) })
+  withBom.listen(0, '127.0.0.1')
+  await once(withBom, 'listening')
+  t.teardown(() => { withBom.close() })
+  const bom = await build(t, { jwt: { jwksUrl: `http://127.0.0.1:${(withBom.address() as { port: number }).port}/jwks`, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 0 } })
+  t.equal((await bom.inject({ url: `/svc/v2/events?${START}`, headers: { authorization: `Bearer ${token}` } })).statusCode, 200)
 })
