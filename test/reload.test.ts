@@ -79,3 +79,24 @@ t.test('a file behind symbolic links reloads when a link is swapped to a new ver
   writeFileSync(join(dir, 'elsewhere', 'specifications.json'), JSON.stringify(specifications))
   t.ok(await eventually(async () => await codes() === before + 1), 'a change of the target in its own folder is seen too')
 })
+
+t.test('a file changed while its first version is still loading is loaded again', async (t) => {
+  const { reloadableFile } = await import('../src/data/reloadable-file.js')
+  const dir = t.testdir()
+  const file = join(dir, 'value.json')
+  writeFileSync(file, '"first"')
+  const quiet = { info () {}, error () {} }
+  const loaded = await reloadableFile(file, async (path) => {
+    const value = JSON.parse(readFileSync(path, 'utf8')) as string
+    // A slow first load (a large registry), with the file replaced meanwhile.
+    if (value === 'first') {
+      writeFileSync(join(dir, 'value.json.tmp'), '"second"')
+      renameSync(join(dir, 'value.json.tmp'), file)
+      await sleep(300)
+    }
+    return value
+  }, () => ({}), quiet)
+  t.teardown(() => { loaded.close() })
+  t.equal(loaded.current, 'first')
+  t.ok(await eventually(async () => loaded.current === 'second', 5000), 'the version written during the load is taken')
+})

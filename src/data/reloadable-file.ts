@@ -1,4 +1,4 @@
-import { unwatchFile, watch, watchFile, type FSWatcher, type Stats } from 'node:fs'
+import { watch, type FSWatcher, type Stats } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { basename, dirname } from 'node:path'
 
@@ -53,8 +53,10 @@ async function versionOnDisk (file: string): Promise<string | undefined> {
  * load keeps the old value in service and logs the message start-up would have printed. The
  * directory is watched, not the file: editors and deploy tools replace a file by renaming a new
  * one over it, which a watch on the old file would not see. And the file's status is read every
- * POLL_MS through its links, for the changes no watch of its folder sees (POLL_MS); a version
- * once loaded, or refused, is not loaded again by the poll.
+ * POLL_MS through its links, for the changes no watch of its folder sees (POLL_MS), and compared
+ * with the version last loaded (read before it was loaded, so a change made while it loads, the
+ * first time too, is loaded next); a version once loaded, or refused, is not loaded again by the
+ * poll.
  */
 export async function reloadableFile<T> (
   file: string,
@@ -84,6 +86,14 @@ export async function reloadableFile<T> (
     return loading
   }
   const onSignal = () => { reload().catch(() => {}) }
+  /** A reload after SETTLE_MS without another change. */
+  const schedule = () => {
+    clearTimeout(pending)
+    pending = setTimeout(() => {
+      pending = undefined
+      onSignal()
+    }, SETTLE_MS)
+  }
   if (onHangUp.size === 0) process.on('SIGHUP', hangUp)
   onHangUp.add(onSignal)
 
@@ -92,20 +102,24 @@ export async function reloadableFile<T> (
     const name = basename(file)
     watcher = watch(dirname(file), { persistent: false }, (_event, changed) => {
       if (changed !== null && changed !== name) return
-      clearTimeout(pending)
-      pending = setTimeout(onSignal, SETTLE_MS)
+      schedule()
     })
     watcher.on('error', () => watcher?.close())
   } catch {
     // A directory that cannot be watched: SIGHUP and the poll still reload.
   }
-  const onPoll = (stats: Stats) => {
-    // A missing file (all zeros) is no version to load; the old value stays.
-    if (stats.ino === 0 || versionOf(stats) === loadedVersion) return
-    clearTimeout(pending)
-    pending = setTimeout(onSignal, SETTLE_MS)
-  }
-  watchFile(file, { persistent: false, interval: POLL_MS }, onPoll)
+  let polling = false
+  const poll = setInterval(() => {
+    if (polling) return
+    polling = true
+    versionOnDisk(file).then((version) => {
+      polling = false
+      // A missing file is no version to load: the old value stays.
+      if (version === undefined || version === loadedVersion || pending !== undefined) return
+      schedule()
+    }, () => { polling = false })
+  }, POLL_MS)
+  poll.unref()
 
   return {
     get current () { return current },
@@ -115,7 +129,7 @@ export async function reloadableFile<T> (
       if (onHangUp.size === 0) process.off('SIGHUP', hangUp)
       clearTimeout(pending)
       watcher?.close()
-      unwatchFile(file, onPoll)
+      clearInterval(poll)
     }
   }
 }
