@@ -125,7 +125,8 @@ export default fp<MetricsOptions>(async function metrics (fastify, options) {
     await once(server, 'listening')
   } catch (error) {
     // Named here: the same failure on PORT is named by server.ts.
-    throw new ConfigError(`METRICS_PORT ${options.port}: cannot listen on ${host}:${options.port}: ${(error as Error).message}`)
+    // HOST is named too: a host that does not resolve fails here first.
+    throw new ConfigError(`cannot listen on HOST ${host}, METRICS_PORT ${options.port}: ${(error as Error).message}`)
   }
   fastify.addHook('onClose', (_instance, done) => { server.close(() => done()) })
   fastify.log.info({ port: options.port }, 'metrics listening on their own port too')

@@ -151,7 +151,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: common.METRICS_TOKEN,
     metricsPort,
     rateLimit: rateLimitOf(common.RATE_LIMIT),
-    corsOrigins: common.CORS_ORIGINS === undefined ? undefined : common.CORS_ORIGINS.trim() === '*' ? '*' : common.CORS_ORIGINS.split(',').map((origin) => origin.trim()),
+    corsOrigins: corsOriginsOf(common.CORS_ORIGINS),
     serviceSegment: common.SERVICE_SEGMENT ?? 'svc',
     tokensFile: common.TOKENS_FILE,
     jwt: jwtSettings(common),
@@ -193,6 +193,22 @@ function jwtSettings (common: CommonEnvironment): JwtSettings | undefined {
   }
   if (!URL.canParse(jwksUrl)) throw new ConfigError(`JWT_JWKS_URL must be an http:// or https:// URL of a JSON Web Key Set; got ${JSON.stringify(jwksUrl)}`)
   return { jwksUrl, issuer, audience }
+}
+
+/**
+ * CORS_ORIGINS as browsers send origins: @fastify/cors compares them as strings, so one written
+ * otherwise (a default port, a path, a query, a user, capitals) could never match and is refused.
+ */
+function corsOriginsOf (text: string | undefined): Config['corsOrigins'] {
+  if (text === undefined) return undefined
+  if (text.trim() === '*') return '*'
+  const origins = text.split(',').map((origin) => origin.trim())
+  for (const origin of origins) {
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS must be * or a comma separated list of origins as browsers send them (scheme, host and port only, lower case, no default port, path or trailing slash); got ${JSON.stringify(origin)}${URL.canParse(origin) ? `, which a browser sends as ${JSON.stringify(new URL(origin).origin)}` : ''}`)
+    }
+  }
+  return origins
 }
 
 const WINDOW_MS: Record<string, number> = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000 }

@@ -100,6 +100,11 @@ t.test('values that would start the provider silently weakened, or crash it late
   refused({ JWT_JWKS_URL: 'http://[bad', JWT_ISSUER: 'i', JWT_AUDIENCE: 'a' }, /JWT_JWKS_URL must be an http:\/\/ or https:\/\/ URL/)
   refused({ CORS_ORIGINS: 'https://a.example/' }, /CORS_ORIGINS must be/)
   refused({ CORS_ORIGINS: 'https://a.example/app' }, /CORS_ORIGINS must be/)
+  // Origins a browser never sends, so that they could never match one: refused as such.
+  for (const origin of ['https://a.example:443', 'http://a.example:80', 'https://a.example?x', 'https://a.example#x', 'https://user@a.example', 'https://A.example']) {
+    refused({ CORS_ORIGINS: origin }, /CORS_ORIGINS must be/)
+  }
+  t.same(loadConfig({ CORS_ORIGINS: 'http://[::1]:3000,https://a.example:8443' }).corsOrigins, ['http://[::1]:3000', 'https://a.example:8443'])
   refused({ SERVICE_SEGMENT: '..' }, /SERVICE_SEGMENT must be/)
   refused({ SERVICE_SEGMENT: '.' }, /SERVICE_SEGMENT must be/)
   refused({ METRICS_TOKEN: 'm', METRICS_PORT: '8080' }, /METRICS_PORT must differ from PORT/)

@@ -41,7 +41,7 @@ t.test('an address or port it cannot listen on stops start-up with a message nam
   const taken = String((blocker.address() as AddressInfo).port)
   const metrics = startServer({ ...fixtureEnv, METRICS_TOKEN: 'metrics-token', METRICS_PORT: taken })
   t.equal(await metrics.exited, 1)
-  t.match(metrics.output().stderr, `Cannot start: METRICS_PORT ${taken}: cannot listen on 127.0.0.1:${taken}: `)
+  t.match(metrics.output().stderr, `Cannot start: cannot listen on HOST 127.0.0.1, METRICS_PORT ${taken}: `)
   t.notMatch(metrics.output().stderr, /\n\s+at /, 'no stack trace')
 })
 
