@@ -100,3 +100,25 @@ t.test('a file changed while its first version is still loading is loaded again'
   t.equal(loaded.current, 'first')
   t.ok(await eventually(async () => loaded.current === 'second', 5000), 'the version written during the load is taken')
 })
+
+t.test('nothing is reloaded after close, even when a look at the file was under way', async (t) => {
+  const { reloadableFile } = await import('../src/data/reloadable-file.js')
+  const dir = t.testdir()
+  mkdirSync(join(dir, 'elsewhere'))
+  const target = join(dir, 'elsewhere', 'value.json')
+  const file = join(dir, 'value.json')
+  writeFileSync(target, '0')
+  symlinkSync(target, file)
+  const quiet = { info () {}, error () {} }
+  let afterClose = 0
+  for (let round = 1; round <= 40; round++) {
+    let closed = false
+    const loaded = await reloadableFile(file, async (path) => Number(readFileSync(path, 'utf8')), () => ({}), quiet, () => { if (closed) afterClose++ }, 5)
+    writeFileSync(target, String(round))
+    await sleep(round % 10)
+    loaded.close()
+    closed = true
+  }
+  await sleep(300)
+  t.equal(afterClose, 0, 'no reload ran after its file was closed')
+})

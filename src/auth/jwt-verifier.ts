@@ -40,12 +40,23 @@ export function createJwtVerifier (settings: JwtSettings, onKeysFailed?: JwksKey
   // (its signature check and its scope's resolution are not repeated per request).
   // Kept until checkAt on the monotonic clock (a wall clock stepped back keeps nothing longer) and its exp.
   const verified = new Map<string, { principal: Principal, checkAt: number, expiresMs: number }>()
+  // Checks under way, by token: callers at the same moment (the streams of one client, re-checked
+  // together) share one, instead of one signature check each.
+  const checking = new Map<string, Promise<Principal | undefined>>()
   const verify: JwtVerifier = async (token) => {
     const known = verified.get(token)
     if (known !== undefined) {
       if (known.checkAt > performance.now() && known.expiresMs > Date.now()) return known.principal
       verified.delete(token)
     }
+    let check = checking.get(token)
+    if (check === undefined) {
+      check = checkToken(token).finally(() => { checking.delete(token) })
+      checking.set(token, check)
+    }
+    return await check
+  }
+  const checkToken = async (token: string): Promise<Principal | undefined> => {
     let payload: JWTPayload
     try {
       ({ payload } = await jwtVerify(token, keys, { issuer: settings.issuer, audience: settings.audience, algorithms: ['RS256', 'ES256'] }))

@@ -64,19 +64,27 @@ export async function reloadableFile<T> (
   counts: (value: T) => object,
   log: ReloadLog,
   /** Called with each value that replaces the current one (not the first). */
-  onReload?: (value: T) => void
+  onReload?: (value: T) => void,
+  /** How often the file's status is read (tests look more often). */
+  pollMs = POLL_MS
 ): Promise<ReloadableFile<T>> {
   let loadedVersion = await versionOnDisk(file)
   let current = await load(file)
   let pending: NodeJS.Timeout | undefined
   let loading: Promise<void> = Promise.resolve()
+  // Once closed, nothing loads or calls onReload again: a look at the file, a wait to settle or a
+  // load may still be under way then (its app is closing).
+  let closed = false
 
   const reload = (): Promise<void> => {
     loading = loading.then(async () => {
+      if (closed) return
       // Read before the file: a change made while it loads is a version still to load.
       loadedVersion = await versionOnDisk(file)
       try {
-        current = await load(file)
+        const loaded = await load(file)
+        if (closed) return
+        current = loaded
         onReload?.(current)
         log.info({ file, ...counts(current) }, 'reloaded')
       } catch (error) {
@@ -88,11 +96,13 @@ export async function reloadableFile<T> (
   const onSignal = () => { reload().catch(() => {}) }
   /** A reload after SETTLE_MS without another change. */
   const schedule = () => {
+    if (closed) return
     clearTimeout(pending)
     pending = setTimeout(() => {
       pending = undefined
       onSignal()
     }, SETTLE_MS)
+    pending.unref()
   }
   if (onHangUp.size === 0) process.on('SIGHUP', hangUp)
   onHangUp.add(onSignal)
@@ -118,13 +128,14 @@ export async function reloadableFile<T> (
       if (version === undefined || version === loadedVersion || pending !== undefined) return
       schedule()
     }, () => { polling = false })
-  }, POLL_MS)
+  }, pollMs)
   poll.unref()
 
   return {
     get current () { return current },
     reload,
     close () {
+      closed = true
       onHangUp.delete(onSignal)
       if (onHangUp.size === 0) process.off('SIGHUP', hangUp)
       clearTimeout(pending)

@@ -205,3 +205,23 @@ t.test('the key set is not taken from a redirect, and a byte order mark before i
   const bom = await build(t, { jwt: { jwksUrl: `http://127.0.0.1:${(withBom.address() as { port: number }).port}/jwks`, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 0 } })
   t.equal((await bom.inject({ url: `/svc/v2/events?${START}`, headers: { authorization: `Bearer ${token}` } })).statusCode, 200)
 })
+
+t.test('concurrent checks of one token share one verification (many streams of one client re-checked at once)', async (t) => {
+  const { createJwtVerifier } = await import('../../src/auth/jwt-verifier.js')
+  const jwks = await startJwksServer(t)
+  const key = await jwks.addKey('RS256', 'rsa-shared')
+  const verify = createJwtVerifier({ jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 0 })
+  const token = await jwks.sign(key, { sub: 'many-streams' })
+  type Subtle = typeof crypto.subtle
+  const subtle = Object.getPrototypeOf(crypto.subtle) as Subtle
+  const original = subtle.verify
+  let checks = 0
+  subtle.verify = function (this: Subtle, ...args: Parameters<Subtle['verify']>) {
+    checks++
+    return original.apply(this, args)
+  }
+  t.teardown(() => { subtle.verify = original })
+  const principals = await Promise.all(Array.from({ length: 30 }, async () => await verify(token)))
+  t.ok(principals.every((principal) => principal?.name === 'jwt:many-streams'))
+  t.equal(checks, 1, 'one signature check for 30 concurrent callers')
+})
