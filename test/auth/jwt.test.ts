@@ -10,6 +10,13 @@ import { startJwksServer } from './jwks-server.js'
 
 const START = 'start_date=2024-01-01T00:00:00Z'
 
+/** An app taking the tokens of the key set at `jwksUrl` (the test's JWT settings), and the status a token's events request gets. */
+async function jwtApp (t: Parameters<typeof build>[0], jwksUrl: string, jwt: { cooldownMs?: number, maxAgeMs?: number }) {
+  const app = await build(t, { jwt: { jwksUrl, issuer: 'https://idp.test', audience: 'events-provider', ...jwt } })
+  const status = async (token: string) => (await app.inject({ url: `/svc/v2/events?${START}`, headers: { authorization: `Bearer ${token}` } })).statusCode
+  return { app, status }
+}
+
 t.test('OAuth2 access tokens: a JWT of the configured issuer and audience, signed by a key of the JWKS', async (t) => {
   const jwks = await startJwksServer(t)
   const rsa = await jwks.addKey('RS256', 'rsa-1')
@@ -108,8 +115,7 @@ t.test('a key withdrawn from the key set is refused once the keys are fetched ag
   const jwks = await startJwksServer(t)
   const withdrawn = await jwks.addKey('RS256', 'rsa-withdrawn')
   await jwks.addKey('ES256', 'ec-kept')
-  const app = await build(t, { jwt: { jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 0, maxAgeMs: 200 } })
-  const status = async (token: string) => (await app.inject({ url: `/svc/v2/events?${START}`, headers: { authorization: `Bearer ${token}` } })).statusCode
+  const { status } = await jwtApp(t, jwks.url, { cooldownMs: 0, maxAgeMs: 200 })
   const before = await jwks.sign(withdrawn, { sub: 'client-a' })
   t.equal(await status(before), 200)
   jwks.keys.splice(jwks.keys.indexOf(withdrawn), 1)
@@ -179,8 +185,7 @@ t.test('after a quiet spell, keys past their age are fetched again before a toke
   const jwks = await startJwksServer(t)
   const withdrawn = await jwks.addKey('RS256', 'rsa-quiet')
   await jwks.addKey('ES256', 'ec-quiet')
-  const app = await build(t, { jwt: { jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider', cooldownMs: 0, maxAgeMs: 200 } })
-  const status = async (token: string) => (await app.inject({ url: `/svc/v2/events?${START}`, headers: { authorization: `Bearer ${token}` } })).statusCode
+  const { status } = await jwtApp(t, jwks.url, { cooldownMs: 0, maxAgeMs: 200 })
   t.equal(await status(await jwks.sign(withdrawn, { sub: 'a' })), 200)
   jwks.keys.splice(jwks.keys.indexOf(withdrawn), 1)
   await new Promise((resolve) => setTimeout(resolve, 400))
