@@ -124,8 +124,7 @@ export default fp<MetricsOptions>(async function metrics (fastify, options) {
   try {
     await once(server, 'listening')
   } catch (error) {
-    // Named here: the same failure on PORT is named by server.ts.
-    // HOST is named too: a host that does not resolve fails here first.
+    // Named here (server.ts names a failure on PORT), with HOST: a host that does not resolve fails here first.
     throw new ConfigError(`cannot listen on HOST ${host}, METRICS_PORT ${options.port}: ${(error as Error).message}`)
   }
   fastify.addHook('onClose', (_instance, done) => { server.close(() => done()) })

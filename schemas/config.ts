@@ -37,8 +37,8 @@ export const CommonEnvironment = Type.Object({
   JWT_ISSUER: text('the issuer (iss) of accepted JWTs', '\\S'),
   JWT_AUDIENCE: text('the audience (aud) of accepted JWTs', '\\S'),
   RATE_LIMIT: text('a number of requests per second, minute, hour or day, like 600/minute', '^[1-9]\\d{0,8}/(second|minute|hour|day)$'),
-  // An origin as browsers send it: scheme, host and port, never a path or a trailing slash.
-  CORS_ORIGINS: text('* or a comma separated list of origins like https://app.example.com (scheme, host and port only: no path, no trailing slash)', '^(\\*|\\s*https?://[^\\s,/]+\\s*(,\\s*https?://[^\\s,/]+\\s*)*)$'),
+  // The form only: that each origin is one as browsers send it is checked by config.ts (corsOriginsOf).
+  CORS_ORIGINS: text('* or a comma separated list of origins like https://app.example.com', '^(\\*|\\s*https?://[^\\s,]+\\s*(,\\s*https?://[^\\s,]+\\s*)*)$'),
   SERVICE_SEGMENT: text('the first path segment of the interface: letters, digits, -, ., _ or ~, other than . and ..', '^(?!\\.{1,2}$)[A-Za-z0-9._~-]+$'),
   METRICS_PORT: text('a TCP port number from 1 to 65535', '^[1-9]\\d{0,4}$'),
   METRICS_TOKEN: text(

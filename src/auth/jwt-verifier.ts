@@ -22,8 +22,9 @@ const SCOPE_CLAIMS = ['tag_ids', 'space_ids', 'device_ids'] as const
 /**
  * OAuth2 access tokens (client credentials) from an identity provider: a JWT signed with RS256 or
  * ES256 by a key of JWT_JWKS_URL, unexpired (and not before its nbf), with JWT_ISSUER and
- * JWT_AUDIENCE. The keys are kept and fetched again as jwks-keys.ts says (every minute in the
- * background, for an unknown `kid`, at most once per 30 s, bounded in time and bytes). Its scope comes from the claims `tag_ids`, `space_ids`, `device_ids`
+ * JWT_AUDIENCE. The keys are kept and fetched again as jwks-keys.ts says (when more than a
+ * minute old, or for an unknown `kid`; at most once per 30 s, bounded in time and bytes). Its
+ * scope comes from the claims `tag_ids`, `space_ids`, `device_ids`
  * (arrays of strings; none of them: every entity), with the semantics of TOKENS_FILE's scopes;
  * IDs the registry does not know simply select nothing.
  */
