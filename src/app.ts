@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance, type F
 import sensible from '@fastify/sensible'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import authentication from '../plugins/authentication.js'
+import batchedWrites from '../plugins/batched-writes.js'
 import loadLimits from '../plugins/load-limits.js'
 import metrics from '../plugins/metrics.js'
 import openapi from '../plugins/openapi.js'
@@ -38,6 +39,7 @@ export interface AppOptions {
 export default async function app (fastify: FastifyInstance, options: AppOptions): Promise<void> {
   const { config, tokens } = options
   fastify.register(loadLimits, { ...config.limits })
+  fastify.register(batchedWrites)
   fastify.register(sensible)
   fastify.register(openapi, { serviceSegment: config.serviceSegment })
   fastify.register(metrics, { token: config.metricsToken, port: config.metricsPort, host: config.host })

@@ -24,10 +24,13 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: EventsResponse, ...errorResponses, 403: ErrorObject, 503: ErrorObject }
     },
     config: { queryRules: { exclusive: exclusiveEventFilters } }
-  }, async function (request, reply) {
+  }, function (request, reply) {
     // The dates are the last check (403), after the name rules and the schema's values (400s).
     const range = dateRangeOf(request.query.start_date, request.query.end_date, Date.now())
-    if (typeof range === 'string') return sendError(reply, range)
+    if (typeof range === 'string') {
+      sendError(reply, range)
+      return
+    }
     const { query, errors } = buildEventQuery(request.query, range, fastify.entityRegistry, request.principal.scope)
     const started = performance.now()
     const accepted = request.headers['accept-encoding']
@@ -45,8 +48,9 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
         request.log.error({ err: error, url: request.url, eventsSent: sent.events, bytesSent: sent.bytes }, 'events answer cut: the store failed after the answer had begun')
       }
     })
-    // A memory-store answer is ready now: no promise for it.
-    return send(reply, body instanceof Promise ? await body : body, coding)
+    // A memory-store answer is ready now: no promise for it (the handler is not async).
+    if (body instanceof Promise) return body.then(async (answer) => { await send(reply, answer, coding) })
+    send(reply, body, coding)
   })
 }
 
