@@ -1,7 +1,8 @@
 import { request as httpRequest, Agent } from 'node:http'
 import t, { type Test } from 'tap'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 import batchedWrites from '../plugins/batched-writes.js'
+import { holdAnswer, nextTurn } from '../src/http/held-answers.js'
 
 /** A Fastify server with the plugin, logging into an array; routes are added by the caller. */
 async function serverWith (t: Test, routes: (fastify: FastifyInstance) => void) {
@@ -96,4 +97,13 @@ t.test('answers of one batch go out in the order their requests were handled', a
   const answers = await Promise.all(names.map((name) => get(`${url}/${name}`)))
   t.same(answers.map((answer) => answer.body), names)
   t.same(written, handled, 'written in the order handled')
+})
+
+t.test('a large answer\'s next chunk waits for the answers held before it', async (t) => {
+  const order: string[] = []
+  // The chunk's turn is asked for first, as a large answer's is, then a small answer is held.
+  const chunk = nextTurn().then(() => { order.push('chunk') })
+  holdAnswer({} as FastifyReply, () => { order.push('held answer') })
+  await chunk
+  t.same(order, ['held answer', 'chunk'])
 })

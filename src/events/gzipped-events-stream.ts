@@ -1,4 +1,4 @@
-import { setImmediate as nextTurn } from 'node:timers/promises'
+import { nextTurn } from '../http/held-answers.js'
 import { GzipSplicer } from '../http/gzip-splicer.js'
 import type { EventBatch } from '../store/event-store.js'
 import { CHUNK_LIMIT, giveBackLentBuffer } from './answer-buffers.js'

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import { setImmediate as nextTurn } from 'node:timers/promises'
+import { nextTurn } from '../http/held-answers.js'
 import type { ItemError } from '../../schemas/events.js'
 import { isSynchronous, type EventBatch, type EventBatches } from '../store/event-store.js'
 import { CHUNK_LIMIT } from './answer-buffers.js'
@@ -192,7 +192,8 @@ async function * streamRest (writer: MessageListWriter, iterator: AnyIterator, t
         if (writer.length >= CHUNK_LIMIT) {
           yield hand(writer.take())
           // One chunk per event-loop turn: a request waiting behind a large answer waits for
-          // one chunk's work at most.
+          // one chunk's work at most, and the answers held to the end of their batch go out
+          // before it.
           await nextTurn()
         }
       }
