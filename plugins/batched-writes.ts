@@ -15,16 +15,14 @@ import { holdAnswer } from '../src/http/held-answers.js'
  * hop to the check phase; a large answer's streaming lets the held answers go before each of its
  * chunks. Measured in BENCHMARKS.md ("What profiling found", batched writes).
  *
- * A held answer counts as sent for Fastify (`reply.hijack()`: `reply.sent` is true), as it would
- * be had it been written at once: a handler or hook that sends and then resolves is not answered
- * twice, and `await reply` (a returned reply) resolves at once instead of watching the response
- * for its end. Fastify's own continuation, called later, then writes the answer as it always does
- * (it does not look at that flag). The event stream takes its socket over before any send, and
- * is not held.
+ * A held answer is not yet sent for Fastify: a handler that returns its reply (Fastify's
+ * documented way to say an async handler has sent) resolves once the answer is written, and a
+ * failure after the hold is still answered by the error handler (src/http/held-answers.ts). The
+ * events handler is synchronous and returns nothing, so it waits for nothing. The event stream
+ * takes its socket over before any send, and is not held.
  */
 export default fp(async function batchedWrites (fastify) {
-  fastify.addHook('onSend', function holdUntilBatchEnds (_request, reply, _payload, done) {
-    reply.hijack()
-    holdAnswer(reply, done)
+  fastify.addHook('onSend', function holdUntilBatchEnds (_request, reply, payload, done) {
+    holdAnswer(reply, payload, done)
   })
 }, { name: 'batched-writes', fastify: '5.x' })

@@ -31,7 +31,7 @@ function get (url: string, agent?: Agent): Promise<Answer> {
   })
 }
 
-t.test('an answer is held to the end of its batch, and counts as sent meanwhile', async (t) => {
+t.test('an answer is held to the end of its batch', async (t) => {
   const seen: Array<{ sent: boolean, ended: boolean }> = []
   const { url } = await serverWith(t, (fastify) => {
     fastify.get('/', (request, reply) => {
@@ -45,26 +45,35 @@ t.test('an answer is held to the end of its batch, and counts as sent meanwhile'
   })
   const answer = await get(url)
   t.same(answer, { status: 200, body: 'held', socketReused: false })
-  t.same(seen, [{ sent: true, ended: false }, { sent: true, ended: false }, { sent: true, ended: true }], 'not written in the handler\'s turn nor its ticks, written in the check phase')
+  t.same(seen, [{ sent: false, ended: false }, { sent: false, ended: false }, { sent: true, ended: true }], 'not written in the handler\'s turn nor its ticks, written in the check phase')
 })
 
 t.test('a handler or hook that sends and then resolves is answered once, and its connection lives on', async (t) => {
+  const handled: string[] = []
   const { url, lines } = await serverWith(t, (fastify) => {
-    // Both forget to return the reply: with the answer unwritten, Fastify would send again
-    // (undefined) unless the held reply counts as sent.
+    // Both forget to return the reply: with the answer held, Fastify sends again (undefined from
+    // the handler; the handler's own answer after the hook).
     fastify.get('/handler', async (request, reply) => { reply.send('once') })
     fastify.register(async (hooked) => {
       hooked.addHook('onRequest', async (request, reply) => { reply.code(403).send('hook') })
-      hooked.get('/hooked', async () => 'the handler must not run')
+      hooked.get('/hooked', async () => {
+        handled.push('hooked')
+        return 'the handler\'s answer is dropped'
+      })
     })
   })
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   t.teardown(() => agent.destroy())
   t.same(await get(`${url}/handler`, agent), { status: 200, body: 'once', socketReused: false })
   t.same(await get(`${url}/handler`, agent), { status: 200, body: 'once', socketReused: true }, 'the same connection answers again')
+  t.same(lines, [], 'nothing logged: the handler\'s resolution without a payload is no second answer')
   t.same(await get(`${url}/hooked`, agent), { status: 403, body: 'hook', socketReused: true })
   t.same(await get(`${url}/hooked`, agent), { status: 403, body: 'hook', socketReused: true })
-  t.same(lines, [], 'nothing logged (no "already sent", no failed write)')
+  t.same(lines.map((line) => line.msg), [
+    'Reply was already sent, did you forget to "return reply" in the "/hooked" (GET) route?',
+    'Reply was already sent, did you forget to "return reply" in the "/hooked" (GET) route?'
+  ], 'the handler\'s answer after the hook\'s is dropped, with Fastify\'s warning')
+  t.same(handled, ['hooked', 'hooked'], 'the handler ran (a hook must return the reply it sent to stop it, as Fastify documents)')
 })
 
 t.test('an answer that cannot be written is logged and its connection closed; the rest of its batch goes out', async (t) => {
@@ -103,7 +112,7 @@ t.test('a large answer\'s next chunk waits for the answers held before it', asyn
   const order: string[] = []
   // The chunk's turn is asked for first, as a large answer's is, then a small answer is held.
   const chunk = nextTurn().then(() => { order.push('chunk') })
-  holdAnswer({} as FastifyReply, () => { order.push('held answer') })
+  holdAnswer({} as FastifyReply, 'small', () => { order.push('held answer') })
   await chunk
   t.same(order, ['held answer', 'chunk'])
 })

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import { ErrorCode, type ErrorCodeName } from '../../schemas/error.js'
+import { writeHeldAnswers } from './held-answers.js'
 import { errorBody, JSON_CONTENT_TYPE } from './replies.js'
 
 /** The Node error of a request that could not be read, and the error object that answers it. */
@@ -22,6 +23,9 @@ export function answerClientError (error: Error & { code?: string }, socket: Soc
   const code = clientErrorCode(error.code)
   const status = ErrorCode[code]
   const body = errorBody(code)
+  // A request read before this one on the connection may have its answer held to the end of
+  // the batch (plugins/batched-writes.ts): it goes first, as it would have without the hold.
+  writeHeldAnswers()
   if (socket.writable) {
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: ${JSON_CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
   }

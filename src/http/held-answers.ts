@@ -1,8 +1,13 @@
 import { setImmediate as checkPhase } from 'node:timers/promises'
+import type { Readable } from 'node:stream'
 import type { FastifyReply } from 'fastify'
 
 /** Fastify's continuation of a send, after its onSend hooks: it writes the answer. */
 export type WriteAnswer = (error?: Error | null) => void
+
+/** Marks a reply whose answer is held and not yet let go. */
+const kHeld = Symbol('answer held')
+type HeldReply = FastifyReply & { [kHeld]?: boolean }
 
 /**
  * The answers held until the event loop has handled every request of their batch
@@ -10,33 +15,68 @@ export type WriteAnswer = (error?: Error | null) => void
  * every Fastify instance in it go out together.
  */
 let held: WriteAnswer[] = []
-let heldReplies: FastifyReply[] = []
+let heldReplies: HeldReply[] = []
+/** When the last batch was let go (performance.now()). */
+let lastReleaseMs = Number.NEGATIVE_INFINITY
 
-/** Holds an answer until the check phase (or until writeHeldAnswers is called before it). */
-export function holdAnswer (reply: FastifyReply, write: WriteAnswer): void {
+/**
+ * Holds an answer until the check phase (or until writeHeldAnswers is called before it).
+ *
+ * A held answer is not yet sent for Fastify (`reply.sent` is false until it is written), so that
+ * a failure after the hold (a streamed answer's source failing before its first byte) still goes
+ * to the error handler and is answered. A second send of a held reply is dropped, as Fastify
+ * drops a send after the answer is written: silently when it has no payload (Fastify's own, for
+ * an async handler that sent and then resolved without returning the reply), with Fastify's
+ * warning otherwise (a hook that sent without returning the reply, and the handler ran after it).
+ */
+export function holdAnswer (reply: FastifyReply, payload: unknown, write: WriteAnswer): void {
+  const heldReply = reply as HeldReply
+  if (heldReply[kHeld] === true) {
+    if (payload !== undefined) reply.log.warn(`Reply was already sent, did you forget to "return reply" in the "${reply.request.url}" (${reply.request.method}) route?`)
+    if (isStream(payload)) payload.destroy()
+    return
+  }
+  // A request that began before the last batch was let go is not of the batch under way: its
+  // answer comes from a later turn (a pipelined request, given its turn when the answer before
+  // it finished; an answer that waited for its store). Held, it would wait a whole turn of the
+  // event loop more, during which a client that half-closed its connection would be taken for
+  // gone by Node: it is written at once.
+  if (reply.elapsedTime > performance.now() - lastReleaseMs) {
+    write()
+    return
+  }
+  heldReply[kHeld] = true
   if (held.length === 0) setImmediate(writeHeldAnswers)
   held.push(write)
-  heldReplies.push(reply)
+  heldReplies.push(heldReply)
+}
+
+function isStream (payload: unknown): payload is Readable {
+  return typeof payload === 'object' && payload !== null && typeof (payload as Readable).pipe === 'function' && typeof (payload as Readable).destroy === 'function'
 }
 
 /**
  * Writes every held answer now, in the order they were held. The streaming of a large answer
- * calls it before each chunk's work, so that the small answers of the batch do not wait for it.
+ * calls it before each chunk's work (nextTurn), and an answer to a request Node could not read
+ * before its own (src/http/client-errors.ts), so that the answers before it go first.
  */
 export function writeHeldAnswers (): void {
   if (held.length === 0) return
+  lastReleaseMs = performance.now()
   const writes = held
   const replies = heldReplies
   held = []
   heldReplies = []
   for (let i = 0; i < writes.length; i++) {
+    const reply = replies[i]!
+    // Let go before the write: an error the write runs into is answered by a send of its own.
+    reply[kHeld] = false
     try {
       writes[i]!()
     } catch (error) {
       // Written in its handler's turn, the failure (a header Node refuses, say) would have become
       // that route's; here the answer is lost, the other answers of the batch must still go out,
       // and its client must not wait for it.
-      const reply = replies[i]!
       reply.log.error({ err: error }, 'an answer could not be written')
       reply.raw.destroy()
     }
