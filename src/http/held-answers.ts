@@ -7,7 +7,9 @@ export type WriteAnswer = (error?: Error | null) => void
 
 /** Marks a reply whose answer is held and not yet let go. */
 const kHeld = Symbol('answer held')
-type HeldReply = FastifyReply & { [kHeld]?: boolean }
+/** Marks a reply whose answer is written as soon as it is sent (writeAtOnce). */
+const kAtOnce = Symbol('answer written at once')
+type HeldReply = FastifyReply & { [kHeld]?: boolean, [kAtOnce]?: boolean }
 
 /**
  * The answers held until the event loop has handled every request of their batch
@@ -16,8 +18,6 @@ type HeldReply = FastifyReply & { [kHeld]?: boolean }
  */
 let held: WriteAnswer[] = []
 let heldReplies: HeldReply[] = []
-/** When the last batch was let go (performance.now()). */
-let lastReleaseMs = Number.NEGATIVE_INFINITY
 
 /**
  * Holds an answer until the check phase (or until writeHeldAnswers is called before it).
@@ -36,12 +36,7 @@ export function holdAnswer (reply: FastifyReply, payload: unknown, write: WriteA
     if (isStream(payload)) payload.destroy()
     return
   }
-  // A request that began before the last batch was let go is not of the batch under way: its
-  // answer comes from a later turn (a pipelined request, given its turn when the answer before
-  // it finished; an answer that waited for its store). Held, it would wait a whole turn of the
-  // event loop more, during which a client that half-closed its connection would be taken for
-  // gone by Node: it is written at once.
-  if (reply.elapsedTime > performance.now() - lastReleaseMs) {
+  if (heldReply[kAtOnce] === true) {
     write()
     return
   }
@@ -49,6 +44,17 @@ export function holdAnswer (reply: FastifyReply, payload: unknown, write: WriteA
   if (held.length === 0) setImmediate(writeHeldAnswers)
   held.push(write)
   heldReplies.push(heldReply)
+}
+
+/**
+ * The answer of this reply is written as soon as it is sent, not held: a pipelined request given
+ * its turn once the answer before it has been written (plugins/load-limits.ts) runs in a later
+ * turn of the event loop than the batch it was read with. Held, its answer would wait a whole
+ * turn more, during which Node, reading a half-close the client sent with its requests, would
+ * take the client for gone and drop the answer.
+ */
+export function writeAtOnce (reply: FastifyReply): void {
+  (reply as HeldReply)[kAtOnce] = true
 }
 
 function isStream (payload: unknown): payload is Readable {
@@ -62,7 +68,6 @@ function isStream (payload: unknown): payload is Readable {
  */
 export function writeHeldAnswers (): void {
   if (held.length === 0) return
-  lastReleaseMs = performance.now()
   const writes = held
   const replies = heldReplies
   held = []
