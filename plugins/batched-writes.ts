@@ -4,16 +4,18 @@ import { holdAnswer } from '../src/http/held-answers.js'
 /**
  * Answers are written together, once the event loop has handled every request that arrived with
  * them: an `onSend` hook holds each answer until the loop's check phase (`setImmediate`), then lets
- * them all go in the order they came (Netty's flush consolidation, in Fastify's terms). The queue
- * is src/http/held-answers.ts.
+ * them all go in the order they came (Netty's flush consolidation, in Fastify's terms). While each
+ * turn brings more answers, the batch waits a turn more, four at most. The queue is
+ * src/http/held-answers.ts.
  *
  * Written one by one, each answer's `writev` came between two requests' JavaScript: the CPU went
  * from the provider's code to the kernel's TCP code and back for every request, and each write
  * tended to find its client asleep again and paid for waking it. Held to the end of the batch,
  * the handlers run back to back, then the writes. An answer waits at most for the other requests
- * of its batch (microseconds each for the memory store); a lone request waits for nothing but the
- * hop to the check phase; a large answer's streaming lets the held answers go before each of its
- * chunks. Measured in BENCHMARKS.md ("What profiling found", batched writes).
+ * of its batch (microseconds each for the memory store); a lone request waits for the hop to the
+ * check phase and one turn of the loop more; a large answer's streaming lets the held answers go
+ * before each of its chunks. A client's FIN does not lose the answers held for it: the server
+ * keeps half-closed connections open for the answers they are owed (src/app.ts). Measured in BENCHMARKS.md ("What profiling found", batched writes).
  *
  * A held answer is not yet sent for Fastify: a handler that returns its reply (Fastify's
  * documented way to say an async handler has sent) resolves once the answer is written, and a

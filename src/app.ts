@@ -147,6 +147,12 @@ export async function buildApp (config: Config, overrides: FastifyServerOptions 
     ...overrides
   }).withTypeProvider<TypeBoxTypeProvider>()
   fastify.server.maxConnections = config.limits.maxConnections
+  // A client may half-close (FIN) once its requests are sent, and read the answers after. By
+  // default Node ends the connection as soon as it reads the FIN, and an answer not yet written
+  // is lost: answers are held for the end of their batch (plugins/batched-writes.ts), so this
+  // would lose even a lone request's. Allowed half-open, Node ends it after the last answer owed.
+  // A property of http.Server since Node's first versions, with no option to set it.
+  ;(fastify.server as typeof fastify.server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true
   // An Expect other than 100-continue: Node would answer an empty 417. HTTP lets a server
   // ignore an expectation it does not know, so the request is served as any other.
   fastify.server.on('checkExpectation', (request, response) => { fastify.routing(request, response) })

@@ -31,21 +31,48 @@ function get (url: string, agent?: Agent): Promise<Answer> {
   })
 }
 
-t.test('an answer is held to the end of its batch', async (t) => {
+t.test('a lone answer is held to the end of the turn after its own', async (t) => {
   const seen: Array<{ sent: boolean, ended: boolean }> = []
   const { url } = await serverWith(t, (fastify) => {
     fastify.get('/', (request, reply) => {
       const look = () => { seen.push({ sent: reply.sent, ended: reply.raw.writableEnded }) }
-      // Immediates run in the order they were queued: this one runs before the release.
-      setImmediate(look)
       reply.send('held')
       look()
-      setImmediate(look)
+      // Immediates run in the order they were queued: each look runs just after the batch's end
+      // of turn (queued by the send, then again by that end of turn).
+      setImmediate(() => { look(); setImmediate(look) })
     })
   })
   const answer = await get(url)
   t.same(answer, { status: 200, body: 'held', socketReused: false })
-  t.same(seen, [{ sent: false, ended: false }, { sent: false, ended: false }, { sent: true, ended: true }], 'not written in the handler\'s turn nor its ticks, written in the check phase')
+  t.same(seen, [{ sent: false, ended: false }, { sent: false, ended: false }, { sent: true, ended: true }],
+    'not written in the handler\'s turn nor at its end (that turn brought an answer), written at the end of the next, which brought none')
+})
+
+t.test('a batch waits while each turn brings more answers, at most four turns', async (t) => {
+  const written: string[] = []
+  const hold = (name: string) => { holdAnswer({} as FastifyReply, name, () => { written.push(name) }) }
+  const turn = () => new Promise<void>((resolve) => { setImmediate(resolve) })
+  // Turns 1 to 3 each bring an answer: the batch waits for the next.
+  hold('a')
+  await turn()
+  t.same(written, [], 'the first turn brought an answer')
+  hold('b')
+  await turn()
+  hold('c')
+  await turn()
+  t.same(written, [], 'the second and third turns brought answers')
+  hold('d')
+  await turn()
+  t.same(written, ['a', 'b', 'c', 'd'], 'written at the end of the fourth turn, though it brought one more')
+  // A turn that brings none ends the batch.
+  hold('e')
+  await turn()
+  hold('f')
+  await turn()
+  t.same(written, ['a', 'b', 'c', 'd'])
+  await turn()
+  t.same(written, ['a', 'b', 'c', 'd', 'e', 'f'], 'written at the end of the first turn that brought none')
 })
 
 t.test('a handler or hook that sends and then resolves is answered once, and its connection lives on', async (t) => {

@@ -223,6 +223,27 @@ t.test('a shutdown ends the streams after the ingests under way have handed them
   t.same(client.messages.map((frame) => JSON.parse(frame.data!).message_id), sent.map((e) => e.message_id), 'every acknowledged event reached the stream before it ended')
 })
 
+t.test('a subscriber that half-closes its connection (FIN) is gone: its stream ends and its place is free', async (t) => {
+  const { base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 1, maxBufferBytes: 64 * 1024 } })
+  const { connect } = await import('node:net')
+  const url = new URL(base)
+  const socket = connect(Number(url.port), url.hostname)
+  t.teardown(() => socket.destroy())
+  socket.on('error', () => {})
+  socket.write(`GET /svc/v2/events/stream HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\n\r\n`)
+  await new Promise((resolve) => socket.once('data', resolve))
+  socket.resume()
+  const ended = new Promise<boolean>((resolve) => {
+    socket.once('end', () => resolve(true))
+    setTimeout(() => resolve(false), 3000).unref()
+  })
+  socket.end()
+  t.ok(await ended, 'the provider ended the stream at once, not at a heartbeat a minute away')
+  const next = stream(t, `${base}/svc/v2/events/stream`)
+  await next.until((client) => client.status === 200, 3000, 'a stream in the freed place')
+  t.equal(next.status, 200)
+})
+
 t.test('a subscriber that does not read is disconnected once its unsent data passes the bound', async (t) => {
   const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxBufferBytes: 64 * 1024 } })
   const { connect } = await import('node:net')

@@ -107,6 +107,11 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       clearTimeout(expiry.timer)
       streams.remove(stream)
     })
+    // A subscriber sends nothing after its request: its FIN means it is gone. The provider lets
+    // connections stay half-open for the answers they are owed (src/app.ts); a stream, which
+    // never finishes, ends here, as Node would end it, and its place is free at once.
+    if (socket.readableEnded) socket.end()
+    else socket.once('end', () => { socket.end() })
     if (errors.length > 0) streams.write(stream, namedFrame('item_errors', errors))
 
     const lastEventId = request.headers['last-event-id']
