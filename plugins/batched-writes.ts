@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { holdAnswer } from '../src/http/held-answers.js'
+import { closeConnectionsOfHeldAnswers, holdAnswer } from '../src/http/held-answers.js'
 
 /**
  * Answers are written together, once the event loop has handled every request that arrived with
@@ -24,7 +24,18 @@ import { holdAnswer } from '../src/http/held-answers.js'
  * takes its socket over before any send, and is not held.
  */
 export default fp(async function batchedWrites (fastify) {
+  // Closing, the server ends only the connections that are idle, once: a connection whose answer
+  // is held (or still being made) then is not, and it would stay open, keep-alive, until its
+  // client left or the keep-alive timeout (72 s) passed. Its answer says Connection: close instead,
+  // and Node ends the connection once it is written.
+  let closing = false
+  fastify.addHook('preClose', (done) => {
+    closing = true
+    closeConnectionsOfHeldAnswers(fastify.server)
+    done()
+  })
   fastify.addHook('onSend', function holdUntilBatchEnds (_request, reply, payload, done) {
+    if (closing) reply.raw.shouldKeepAlive = false
     holdAnswer(reply, payload, done)
   })
 }, { name: 'batched-writes', fastify: '5.x' })

@@ -22,6 +22,8 @@ const START_UP_GRACE_MS = 3000
 /** The requests of one connection: the one being answered, and those pipelined behind it. */
 interface ConnectionTurns {
   busy: boolean
+  /** The reply of the request that has the turn. */
+  current: FastifyReply | undefined
   waiting: Array<() => void>
 }
 
@@ -65,8 +67,10 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
   const passTurn = (turns: ConnectionTurns | undefined) => {
     if (turns === undefined) return
     const next = turns.waiting.shift()
-    if (next === undefined) turns.busy = false
-    else next()
+    if (next === undefined) {
+      turns.busy = false
+      turns.current = undefined
+    } else next()
   }
 
   // @fastify/under-pressure measures the event loop's delay; the check is here, in the one hook
@@ -93,9 +97,12 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
   fastify.addHook('onRequest', function oneAtATimePerConnection (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     const socket = request.raw.socket as TurnSocket | null
     let turns = socket?.[kTurns]
-    if (turns === undefined && socket !== null) socket[kTurns] = turns = { busy: false, waiting: [] }
+    if (turns === undefined && socket !== null) socket[kTurns] = turns = { busy: false, current: undefined, waiting: [] }
     if (turns === undefined || !turns.busy) {
-      if (turns !== undefined) turns.busy = true
+      if (turns !== undefined) {
+        turns.busy = true
+        turns.current = reply
+      }
       const config = request.routeOptions.config
       const isPublic = config.public === true
       if (config.stream === true) {
@@ -113,6 +120,8 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
       else refuse(reply)
       return
     }
+    // The answer this one waits for is not held for a batch of the event loop's turns.
+    if (turns.current !== undefined) writeAtOnce(turns.current)
     if (turns.waiting.length >= maxPipelinedRequests) {
       refuse(reply)
       return
@@ -120,8 +129,8 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
     // Pipelined behind an answer not yet finished: wait for the connection's turn.
     let state: 'waiting' | 'counted' | 'refused' | 'closed' = 'waiting'
     const takeTurn = () => {
-      // Its turn comes after the answer before it was written, in a later turn of the event
-      // loop than the one that read it: its answer is not held for the batch under way.
+      // Requests may be pipelined behind this one: its answer is not held for a batch either.
+      turns!.current = reply
       writeAtOnce(reply)
       // Node does not close the answers queued behind the current one when the connection dies:
       // a request still waiting then would run, and build its answer for no one (ten connections

@@ -143,3 +143,29 @@ t.test('a large answer\'s next chunk waits for the answers held before it', asyn
   await chunk
   t.same(order, ['held answer', 'chunk'])
 })
+
+t.test('the provider closing: an answer still held goes out with Connection: close, and the close does not wait for its client', async (t) => {
+  const { build, AUTH } = await import('./helper.js')
+  const { connect } = await import('node:net')
+  const app = await build(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  let closed: Promise<void> | undefined
+  // The close starts while the request's answer is held: its connection is not idle then.
+  app.server.prependListener('request', () => { process.nextTick(() => { closed ??= app.close() }) })
+  const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1')
+  t.teardown(() => socket.destroy())
+  let received = ''
+  socket.setEncoding('latin1')
+  socket.on('data', (chunk: string) => { received += chunk })
+  const ended = new Promise<boolean>((resolve) => {
+    socket.once('end', () => resolve(true))
+    setTimeout(() => resolve(false), 3000).unref()
+  })
+  socket.write(`GET /svc/v2/events?start_date=2024-01-01T00:00:00Z HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH.authorization}\r\n\r\n`)
+  // The client stays, quiet, as a keep-alive client does.
+  t.ok(await ended, 'the provider ended the connection after the answer')
+  t.match(received, /^HTTP\/1\.1 200 /)
+  t.match(received, /\r\nconnection: close\r\n/i)
+  const done = await Promise.race([closed!.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3000).unref())])
+  t.ok(done, 'the close finished without waiting for the keep-alive timeout')
+})

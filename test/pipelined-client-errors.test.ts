@@ -64,3 +64,14 @@ t.test('a valid request pipelined before one with oversized headers: its own ans
   const raw = await rawExchange(port, GET + big)
   t.same(statuses(raw), [200, 431])
 })
+
+t.test('valid requests pipelined before a request cut short by a half-close: each answered, then the 400', async (t) => {
+  // The first's answer is held for its batch; the pipelined ones wait for it. Read in the next
+  // turn, the FIN makes the cut-short request a 400 that closes the connection: the answers
+  // owed before it must not be lost.
+  const port = await listening(t)
+  for (let i = 0; i < 5; i++) {
+    const raw = await rawExchange(port, GET + GET + GET + 'GET / HTTP/1.1\r\nhost', true)
+    t.same(statuses(raw), [200, 200, 200, 400], `round ${i + 1}`)
+  }
+})

@@ -1,4 +1,5 @@
 import { setImmediate as checkPhase } from 'node:timers/promises'
+import type { Server } from 'node:http'
 import type { Readable } from 'node:stream'
 import type { FastifyReply } from 'fastify'
 
@@ -90,14 +91,31 @@ export function holdAnswer (reply: FastifyReply, payload: unknown, write: WriteA
 }
 
 /**
- * The answer of this reply is written as soon as it is sent, not held: a pipelined request given
- * its turn once the answer before it has been written (plugins/load-limits.ts) runs in a later
- * turn of the event loop than the batch it was read with. Held, its answer would wait a whole
- * turn more, during which Node, reading a half-close the client sent with its requests, would
- * take the client for gone and drop the answer.
+ * The answer of this reply is written as soon as it is sent, and at once if it is held already:
+ * a connection with requests pipelined behind this one (plugins/load-limits.ts runs them one at
+ * a time, each once the answer before it is written). Held for a batch, each of their answers
+ * would wait a batch of turns more, and a request Node cannot read that the client sent after
+ * them (a malformed one, or one cut short by its half-close), read meanwhile, is answered 400 and
+ * ends the connection before they have run (src/http/client-errors.ts).
  */
 export function writeAtOnce (reply: FastifyReply): void {
-  (reply as HeldReply)[kAtOnce] = true
+  const heldReply = reply as HeldReply
+  heldReply[kAtOnce] = true
+  if (heldReply[kHeld] !== true) return
+  const at = heldReplies.indexOf(heldReply)
+  const write = held[at]!
+  held.splice(at, 1)
+  heldReplies.splice(at, 1)
+  // The batch's count of answers at its last turn stays below what it holds now, or equal.
+  if (heldAtLastTurn > held.length) heldAtLastTurn = held.length
+  writeHeld(heldReply, write)
+}
+
+/** The held answers to this server's requests will end their connections (the server is closing). */
+export function closeConnectionsOfHeldAnswers (server: Server): void {
+  for (const reply of heldReplies) {
+    if (reply.server.server === server) reply.raw.shouldKeepAlive = false
+  }
 }
 
 function isStream (payload: unknown): payload is Readable {
@@ -117,19 +135,20 @@ export function writeHeldAnswers (): void {
   heldReplies = []
   batchTurns = 0
   heldAtLastTurn = 0
-  for (let i = 0; i < writes.length; i++) {
-    const reply = replies[i]!
-    // Let go before the write: an error the write runs into is answered by a send of its own.
-    reply[kHeld] = false
-    try {
-      writes[i]!()
-    } catch (error) {
-      // Written in its handler's turn, the failure (a header Node refuses, say) would have become
-      // that route's; here the answer is lost, the other answers of the batch must still go out,
-      // and its client must not wait for it.
-      reply.log.error({ err: error }, 'an answer could not be written')
-      reply.raw.destroy()
-    }
+  for (let i = 0; i < writes.length; i++) writeHeld(replies[i]!, writes[i]!)
+}
+
+function writeHeld (reply: HeldReply, write: WriteAnswer): void {
+  // Let go before the write: an error the write runs into is answered by a send of its own.
+  reply[kHeld] = false
+  try {
+    write()
+  } catch (error) {
+    // Written in its handler's turn, the failure (a header Node refuses, say) would have become
+    // that route's; here the answer is lost, the other answers of the batch must still go out,
+    // and its client must not wait for it.
+    reply.log.error({ err: error }, 'an answer could not be written')
+    reply.raw.destroy()
   }
 }
 
