@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import { copyFileSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { AUTH, build, fixturesDir, INGEST_AUTH, storeFromEnv } from './helper.js'
@@ -21,6 +22,17 @@ function stream (t: Test, url: string, headers: Record<string, string> = AUTH): 
   const client = new SseClient(url, headers)
   t.teardown(() => client.close())
   return client
+}
+
+/** A stream opened on a raw socket, once its head has arrived. */
+async function rawStream (t: Test, base: string): Promise<Socket> {
+  const url = new URL(base)
+  const socket = connect(Number(url.port), url.hostname)
+  t.teardown(() => socket.destroy())
+  socket.on('error', () => {})
+  socket.write(`GET /svc/v2/events/stream HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\n\r\n`)
+  await new Promise((resolve) => socket.once('data', resolve))
+  return socket
 }
 
 let counter = 0
@@ -225,13 +237,7 @@ t.test('a shutdown ends the streams after the ingests under way have handed them
 
 t.test('a subscriber that half-closes its connection (FIN) is gone: its stream ends and its place is free', async (t) => {
   const { base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 1, maxBufferBytes: 64 * 1024 } })
-  const { connect } = await import('node:net')
-  const url = new URL(base)
-  const socket = connect(Number(url.port), url.hostname)
-  t.teardown(() => socket.destroy())
-  socket.on('error', () => {})
-  socket.write(`GET /svc/v2/events/stream HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\n\r\n`)
-  await new Promise((resolve) => socket.once('data', resolve))
+  const socket = await rawStream(t, base)
   socket.resume()
   const ended = new Promise<boolean>((resolve) => {
     socket.once('end', () => resolve(true))
@@ -246,13 +252,7 @@ t.test('a subscriber that half-closes its connection (FIN) is gone: its stream e
 
 t.test('a subscriber that does not read is disconnected once its unsent data passes the bound', async (t) => {
   const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxBufferBytes: 64 * 1024 } })
-  const { connect } = await import('node:net')
-  const url = new URL(base)
-  const socket = connect(Number(url.port), url.hostname)
-  t.teardown(() => socket.destroy())
-  socket.on('error', () => {})
-  socket.write(`GET /svc/v2/events/stream HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\n\r\n`)
-  await new Promise((resolve) => socket.once('data', resolve))
+  const socket = await rawStream(t, base)
   // It reads no more (a paused socket also never sees the provider close it: the provider's count tells).
   socket.pause()
   const reader = stream(t, `${base}/svc/v2/events/stream`)
