@@ -15,7 +15,7 @@ import { closeConnectionsOfHeldAnswers, holdAnswer } from '../src/http/held-answ
  * of its batch (microseconds each for the memory store); a lone request waits for the hop to the
  * check phase and one turn of the loop more; a large answer's streaming lets the held answers go
  * before each of its chunks. A client's FIN does not lose the answers held for it: the server
- * keeps half-closed connections open for the answers they are owed (src/app.ts). Measured in
+ * keeps half-closed connections open for the answers they are owed (src/http/half-open.ts). Measured in
  * BENCHMARKS.md ("What profiling found": batched writes, longer batches).
  *
  * A held answer is not yet sent for Fastify: a handler that returns its reply (Fastify's

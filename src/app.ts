@@ -18,6 +18,7 @@ import { TokenDirectory } from './auth/token-directory.js'
 import { bearerTokenOf } from './http/bearer-token.js'
 import { lazyRequestLogger } from './http/lazy-request-logger.js'
 import { answerClientError } from './http/client-errors.js'
+import { keepHalfOpenConnections } from './http/half-open.js'
 import { errorObject, sendError } from './http/replies.js'
 import eventSpecificationsRoutes from './routes/event-specifications.js'
 import eventsRoutes from './routes/events.js'
@@ -147,12 +148,8 @@ export async function buildApp (config: Config, overrides: FastifyServerOptions 
     ...overrides
   }).withTypeProvider<TypeBoxTypeProvider>()
   fastify.server.maxConnections = config.limits.maxConnections
-  // A client may half-close (FIN) once its requests are sent, and read the answers after. By
-  // default Node ends the connection as soon as it reads the FIN, and an answer not yet written
-  // is lost: answers are held for the end of their batch (plugins/batched-writes.ts), so this
-  // would lose even a lone request's. Allowed half-open, Node ends it after the last answer owed.
-  // A property of http.Server since Node's first versions, with no option to set it.
-  ;(fastify.server as typeof fastify.server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true
+  // Half-closed connections get the answers they are owed (src/http/half-open.ts).
+  keepHalfOpenConnections(fastify.server)
   // An Expect other than 100-continue: Node would answer an empty 417. HTTP lets a server
   // ignore an expectation it does not know, so the request is served as any other.
   fastify.server.on('checkExpectation', (request, response) => { fastify.routing(request, response) })

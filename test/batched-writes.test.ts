@@ -1,8 +1,10 @@
 import { request as httpRequest, Agent } from 'node:http'
+import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 import batchedWrites from '../plugins/batched-writes.js'
 import { holdAnswer, nextTurn } from '../src/http/held-answers.js'
+import { AUTH, build } from './helper.js'
 
 /** A Fastify server with the plugin, logging into an array; routes are added by the caller. */
 async function serverWith (t: Test, routes: (fastify: FastifyInstance) => void) {
@@ -145,8 +147,6 @@ t.test('a large answer\'s next chunk waits for the answers held before it', asyn
 })
 
 t.test('the provider closing: an answer still held goes out with Connection: close, and the close does not wait for its client', async (t) => {
-  const { build, AUTH } = await import('./helper.js')
-  const { connect } = await import('node:net')
   const app = await build(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
   let closed: Promise<void> | undefined

@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import Fastify, { type FastifyInstance } from 'fastify'
 import loadLimits from '../plugins/load-limits.js'
+import { keepHalfOpenConnections } from '../src/http/half-open.js'
 import { loadSpecificationCatalog } from '../src/specifications/load-specifications.js'
 import { CACHE_LIMIT_BYTES } from '../src/specifications/specification-catalog.js'
 import { demoDataDir } from '../src/project-root.js'
@@ -158,7 +159,7 @@ for (const halfOpen of [false, true]) {
     // A route that holds its answer until released: the first request stays unfinished while the
     // client writes three more behind it and leaves.
     const app = Fastify()
-    ;(app.server as typeof app.server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = halfOpen
+    if (halfOpen) keepHalfOpenConnections(app.server)
     t.teardown(() => app.close())
     await app.register(loadLimits, { maxRequestsInFlight: 100, maxPipelinedRequests: 16, maxEventLoopDelayMs: 1000, retryAfterSeconds: 5 })
     let started = 0

@@ -108,7 +108,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       streams.remove(stream)
     })
     // A subscriber sends nothing after its request: its FIN means it is gone. The provider lets
-    // connections stay half-open for the answers they are owed (src/app.ts); a stream, which
+    // connections stay half-open for the answers they are owed (src/http/half-open.ts); a stream, which
     // never finishes, ends here, as Node would end it, and its place is free at once.
     if (socket.readableEnded) socket.end()
     else socket.once('end', () => { socket.end() })
