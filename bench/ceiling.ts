@@ -36,8 +36,10 @@ export function replayedHeaders (headers: Record<string, string | string[] | und
 export interface FrameworkCeiling {
   url: string
   pid: number
-  /** Serves exactly these bytes from now on. */
+  /** Serves exactly these bytes from now on, to every URL (and forgets what serveAt gave). */
   serve (reply: CapturedReply): Promise<void>
+  /** Serves these bytes to this one URL (path and query) as well, until the next serve. */
+  serveAt (url: string, reply: CapturedReply): Promise<void>
   stop (): Promise<void>
 }
 
@@ -71,15 +73,17 @@ export async function startFrameworkCeiling (scratchDir: string): Promise<Framew
   })
   const { port } = await ask<{ port: number }>((message) => typeof message.port === 'number')
   const file = join(scratchDir, `ceiling-body-${process.pid}`)
+  const send = async (reply: CapturedReply, url?: string): Promise<void> => {
+    await writeFile(file, reply.body)
+    const serving = ask((message) => message.serving === true)
+    child.process.send({ file, status: reply.status, contentType: reply.contentType, headers: reply.headers ?? {}, ...(url === undefined ? {} : { url }) })
+    await serving
+  }
   return {
     url: `http://${LOOPBACK}:${port}`,
     pid: child.pid,
-    async serve (reply) {
-      await writeFile(file, reply.body)
-      const serving = ask((message) => message.serving === true)
-      child.process.send({ file, status: reply.status, contentType: reply.contentType, headers: reply.headers ?? {} })
-      await serving
-    },
+    serve: async (reply) => { await send(reply) },
+    serveAt: async (url, reply) => { await send(reply, url) },
     stop: () => stopChild(child)
   }
 }

@@ -1,7 +1,7 @@
 import { alternate, type Contender } from './alternate.js'
 import { capture, countEvents } from './capture.js'
 import { replayedHeaders, type FrameworkCeiling } from './ceiling.js'
-import { checkLarge, type LargeChecks } from './large-checks.js'
+import { checkLarge, type CeilingRequests, type LargeChecks } from './large-checks.js'
 import type { LoadOptions, LoadRequest } from './load.js'
 import { log } from './log.js'
 import type { Profile } from './options.js'
@@ -56,6 +56,21 @@ export interface ScenarioSetup {
   small: Scenario
 }
 
+/**
+ * The framework ceiling's requests for the large answers' check: it serves the large answer
+ * already (the scenario's own), and the small scenario's answer, as the provider gives it, at the
+ * small scenario's URL.
+ */
+async function ceilingBesideLarge (setup: ScenarioSetup, ceilingLarge: LoadRequest): Promise<CeilingRequests> {
+  const small = providerRequest(setup.small, setup.provider.url, setup.token)
+  const answer = await capture(small)
+  await setup.ceiling.serveAt(setup.small.path, { status: answer.status, contentType: String(answer.headers['content-type'] ?? 'application/json'), body: answer.body, headers: replayedHeaders(answer.headers) })
+  const ceilingSmall: LoadRequest = { ...small, url: setup.ceiling.url + setup.small.path }
+  const served = await capture(ceilingSmall)
+  if (answer.status !== 200 || !served.body.equals(answer.body)) throw new Error('large: the framework ceiling does not serve the small scenario\'s bytes')
+  return { large: ceilingLarge, small: ceilingSmall }
+}
+
 /** The connections and round length of a scenario (the large one has its own). */
 export function loadOptionsOf (scenario: Scenario, profile: Profile): LoadOptions {
   return scenario.name === 'large'
@@ -98,7 +113,8 @@ export async function measureScenario (scenario: Scenario, setup: ScenarioSetup)
     await sampler.reset()
     const samples = await alternate(contenders, profile, context, loadOptionsOf(scenario, profile))
     const large = scenario.name === 'large'
-      ? await checkLarge(request, providerRequest(setup.small, provider.url, token), profile, context)
+      ? await checkLarge(request, providerRequest(setup.small, provider.url, token), profile, context,
+        store === 'memory' ? await ceilingBesideLarge(setup, ceilingRequest) : undefined)
       : undefined
     const reading = await sampler.read()
     const providerMetrics = summarise(samples[0]!, scenario.expectedStatus)

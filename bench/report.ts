@@ -221,6 +221,11 @@ function renderScenarios (report: BenchReport, lines: string[]): void {
     if (large === undefined) continue
     lines.push(`| ${row.store} | ${large.streamed ? 'yes' : 'NO'} (${large.transferEncoding ?? 'none'}) | ${int(large.eventsInOneResponse)} | ${int(large.bytesOfOneResponse)} | ` +
       `${ms(large.smallP99AloneMs)} | ${ms(large.smallP99UnderLoadMs)} | ${times(large.p99Ratio)} | ${large.largeBeside.reqPerSec.toFixed(1)} (${large.loadConnections} connections) |`)
+    const ceiling = large.frameworkCeiling
+    if (ceiling !== undefined) {
+      lines.push(`| framework ceiling, the same bytes (in turns with ${row.store}) | buffer written whole | ${int(large.eventsInOneResponse)} | ${int(large.bytesOfOneResponse)} | ` +
+        `${ms(ceiling.smallP99AloneMs)} | ${ms(ceiling.smallP99UnderLoadMs)} | ${times(ceiling.p99Ratio)} | ${ceiling.largeBeside.reqPerSec.toFixed(1)} (${large.loadConnections} connections) |`)
+    }
   }
 
   const attack = report.pipelining

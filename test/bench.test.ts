@@ -42,7 +42,14 @@ interface Row {
   storeCeiling?: Metrics
   ratios: { framework: Record<string, number>, store?: Record<string, number> }
   rss: Record<string, number>
-  large?: { eventsInOneResponse: number, smallP99AloneMs: number, smallP99UnderLoadMs: number, p99Ratio: number, largeBeside: Metrics }
+  large?: {
+    eventsInOneResponse: number
+    smallP99AloneMs: number
+    smallP99UnderLoadMs: number
+    p99Ratio: number
+    largeBeside: Metrics
+    frameworkCeiling?: { smallP99AloneMs: number, smallP99UnderLoadMs: number, p99Ratio: number, largeBeside: Metrics }
+  }
 }
 
 const finite = (value: unknown) => typeof value === 'number' && Number.isFinite(value)
@@ -100,6 +107,13 @@ t.test('npm run bench -- --quick runs end to end and writes well-formed results'
       t.ok(finite(row.large?.smallP99AloneMs) && finite(row.large?.smallP99UnderLoadMs) && finite(row.large?.p99Ratio), `${name}: small p99 alone and under load`)
       // Without a large answer read to the end beside them, "beside large" measured nothing.
       t.ok(row.large !== undefined && row.large.largeBeside.requests > 0 && row.large.largeBeside.errors === 0, `${name}: large answers were read beside the small requests`)
+      // The same check on the framework ceiling, for the memory store's row only.
+      const ceiling = row.large?.frameworkCeiling
+      if (row.store === 'memory') {
+        t.ok(ceiling !== undefined && finite(ceiling.p99Ratio) && ceiling.largeBeside.requests > 0 && ceiling.largeBeside.errors === 0, `${name}: the framework ceiling's small p99 alone and beside its large answers`)
+      } else {
+        t.equal(ceiling, undefined, `${name}: no framework ceiling's check beside the InfluxDB store's`)
+      }
     }
   }
 
