@@ -146,6 +146,36 @@ t.test('a large answer\'s next chunk waits for the answers held before it', asyn
   t.same(order, ['held answer', 'chunk'])
 })
 
+t.test('a large answer\'s next chunk waits while turns bring answers, four turns more at most', async (t) => {
+  // One tick a turn, holding a small answer when told to, as a steady stream of small requests does.
+  const counting = (holding: boolean) => {
+    const ticker = { ticks: 0, stopped: false }
+    const tick = () => {
+      if (ticker.stopped) return
+      ticker.ticks++
+      if (holding) holdAnswer({} as FastifyReply, 'small', () => {})
+      setImmediate(tick)
+    }
+    tick()
+    return ticker
+  }
+  const busy = counting(true)
+  const ticksBefore = busy.ticks
+  await nextTurn()
+  const busyTurns = busy.ticks - ticksBefore
+  busy.stopped = true
+  t.equal(busyTurns, 5, 'its own turn, then four more, each of which brought an answer')
+  // Let the last held answers go, so the next measurement starts with none.
+  await nextTurn()
+
+  const quiet = counting(false)
+  const quietBefore = quiet.ticks
+  await nextTurn()
+  const quietTurns = quiet.ticks - quietBefore
+  quiet.stopped = true
+  t.equal(quietTurns, 1, 'with no answers held, the chunk goes on at the next turn')
+})
+
 t.test('the provider closing: an answer still held goes out with Connection: close, and the close does not wait for its client', async (t) => {
   const app = await build(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
