@@ -147,33 +147,27 @@ t.test('a large answer\'s next chunk waits for the answers held before it', asyn
 })
 
 t.test('a large answer\'s next chunk waits while turns bring answers, four turns more at most', async (t) => {
-  // One tick a turn, holding a small answer when told to, as a steady stream of small requests does.
-  const counting = (holding: boolean) => {
-    const ticker = { ticks: 0, stopped: false }
+  // The turns a chunk's nextTurn takes, counted by a tick a turn that holds a small answer in
+  // each when told to, as a steady stream of small requests does.
+  const turnsOfNextTurn = async (holding: boolean): Promise<number> => {
+    let ticks = 0
+    let stopped = false
     const tick = () => {
-      if (ticker.stopped) return
-      ticker.ticks++
+      if (stopped) return
+      ticks++
       if (holding) holdAnswer({} as FastifyReply, 'small', () => {})
       setImmediate(tick)
     }
     tick()
-    return ticker
+    const before = ticks
+    await nextTurn()
+    stopped = true
+    return ticks - before
   }
-  const busy = counting(true)
-  const ticksBefore = busy.ticks
-  await nextTurn()
-  const busyTurns = busy.ticks - ticksBefore
-  busy.stopped = true
-  t.equal(busyTurns, 5, 'its own turn, then four more, each of which brought an answer')
+  t.equal(await turnsOfNextTurn(true), 5, 'its own turn, then four more, each of which brought an answer')
   // Let the last held answers go, so the next measurement starts with none.
   await nextTurn()
-
-  const quiet = counting(false)
-  const quietBefore = quiet.ticks
-  await nextTurn()
-  const quietTurns = quiet.ticks - quietBefore
-  quiet.stopped = true
-  t.equal(quietTurns, 1, 'with no answers held, the chunk goes on at the next turn')
+  t.equal(await turnsOfNextTurn(false), 1, 'with no answers held, the chunk goes on at the next turn')
 })
 
 t.test('the provider closing: an answer still held goes out with Connection: close, and the close does not wait for its client', async (t) => {
