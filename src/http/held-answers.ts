@@ -160,10 +160,11 @@ function writeHeld (reply: HeldReply, write: WriteAnswer): void {
  *
  * The large answers' check (small requests' p99 beside two connections reading large answers,
  * against it alone): 3.46–3.79× (mean 3.68) at a chunk a turn, 2.54–3.89× (mean 3.21) with this,
- * in four rounds each in turns, and 2.72–2.80× in three more; the large answers beside them 24.2
- * → 21.6 a second. The framework ceiling, writing the large answer whole, reaches 5.6–8.9× on the
- * same check (BENCHMARKS.md). Sixteen turns did no better than four: a turn bringing no answer
- * ends the wait first.
+ * four runs of three rounds each, in turns, and 2.72–2.80× in three runs more; the large answers
+ * beside them 24.2 → 21.6 a second. In the full runs 4.06× → 3.49×, 23.6 → 19.0 large answers a
+ * second; the framework ceiling, writing the large answer whole, 5.6× and 8.3× on the same check
+ * (BENCHMARKS.md). One turn more at most did nothing; sixteen no better than four, as a turn
+ * bringing no answer ends the wait first.
  */
 const MAX_CHUNK_WAIT_TURNS = 4
 
