@@ -1,5 +1,5 @@
 import { alternate, type Contender } from './alternate.js'
-import { capture, countEvents } from './capture.js'
+import { capture, countEvents, type Captured } from './capture.js'
 import { replayedHeaders, type FrameworkCeiling } from './ceiling.js'
 import { checkLarge, type CeilingRequests, type LargeChecks } from './large-checks.js'
 import type { LoadOptions, LoadRequest } from './load.js'
@@ -57,6 +57,20 @@ export interface ScenarioSetup {
 }
 
 /**
+ * Serves the provider's answer on the framework ceiling, to every URL or to this scenario's URL
+ * only, and checks that the ceiling serves exactly its bytes: the ceiling's request.
+ */
+async function replayOnCeiling (ceiling: FrameworkCeiling, request: LoadRequest, path: string, answer: Captured, where: 'every URL' | 'this URL', context: string): Promise<LoadRequest> {
+  const reply = { status: answer.status, contentType: String(answer.headers['content-type'] ?? 'application/json'), body: answer.body, headers: replayedHeaders(answer.headers) }
+  if (where === 'every URL') await ceiling.serve(reply)
+  else await ceiling.serveAt(path, reply)
+  const ceilingRequest: LoadRequest = { ...request, url: ceiling.url + path }
+  const served = await capture(ceilingRequest)
+  if (served.status !== answer.status || !served.body.equals(answer.body)) throw new Error(`${context}: the framework ceiling does not serve the provider's bytes`)
+  return ceilingRequest
+}
+
+/**
  * The framework ceiling's requests for the large answers' check: it serves the large answer
  * already (the scenario's own), and the small scenario's answer, as the provider gives it, at the
  * small scenario's URL.
@@ -64,11 +78,8 @@ export interface ScenarioSetup {
 async function ceilingBesideLarge (setup: ScenarioSetup, ceilingLarge: LoadRequest): Promise<CeilingRequests> {
   const small = providerRequest(setup.small, setup.provider.url, setup.token)
   const answer = await capture(small)
-  await setup.ceiling.serveAt(setup.small.path, { status: answer.status, contentType: String(answer.headers['content-type'] ?? 'application/json'), body: answer.body, headers: replayedHeaders(answer.headers) })
-  const ceilingSmall: LoadRequest = { ...small, url: setup.ceiling.url + setup.small.path }
-  const served = await capture(ceilingSmall)
-  if (answer.status !== 200 || !served.body.equals(answer.body)) throw new Error('large: the framework ceiling does not serve the small scenario\'s bytes')
-  return { large: ceilingLarge, small: ceilingSmall }
+  if (answer.status !== 200) throw new Error(`large: the provider answered the small scenario's request ${answer.status}`)
+  return { large: ceilingLarge, small: await replayOnCeiling(setup.ceiling, small, setup.small.path, answer, 'this URL', 'large, the small scenario') }
 }
 
 /** The connections and round length of a scenario (the large one has its own). */
@@ -88,10 +99,7 @@ export async function measureScenario (scenario: Scenario, setup: ScenarioSetup)
   }
   const contentType = String(answer.headers['content-type'] ?? 'application/json')
   const events = scenario.expectedStatus === 200 ? countEvents(answer.body) : undefined
-  await ceiling.serve({ status: answer.status, contentType, body: answer.body, headers: replayedHeaders(answer.headers) })
-  const ceilingRequest: LoadRequest = { ...request, url: ceiling.url + scenario.path }
-  const ceilingAnswer = await capture(ceilingRequest)
-  if (!ceilingAnswer.body.equals(answer.body) || ceilingAnswer.status !== answer.status) throw new Error(`${context}: the framework ceiling does not serve the provider's bytes`)
+  const ceilingRequest = await replayOnCeiling(ceiling, request, scenario.path, answer, 'every URL', context)
 
   const contenders: Contender[] = [
     { label: 'provider', request },
