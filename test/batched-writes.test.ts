@@ -4,7 +4,7 @@ import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 import batchedWrites from '../plugins/batched-writes.js'
 import { holdAnswer, nextTurn } from '../src/http/held-answers.js'
-import { AUTH, build } from './helper.js'
+import { AUTH, build, manyEvents } from './helper.js'
 
 /** A Fastify server with the plugin, logging into an array; routes are added by the caller. */
 async function serverWith (t: Test, routes: (fastify: FastifyInstance) => void) {
@@ -191,5 +191,34 @@ t.test('the provider closing: an answer still held goes out with Connection: clo
   t.match(received, /^HTTP\/1\.1 200 /)
   t.match(received, /\r\nconnection: close\r\n/i)
   const done = await Promise.race([closed!.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3000).unref())])
+  t.ok(done, 'the close finished without waiting for the keep-alive timeout')
+})
+
+t.test('the provider closing: a streamed answer under way when the close begins ends its connection once written, and the close does not wait for its client', async (t) => {
+  const app = await build(t, { eventsFile: manyEvents(t.testdir(), 20_000) })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1')
+  t.teardown(() => socket.destroy())
+  let received = ''
+  let closed: Promise<void> | undefined
+  socket.setEncoding('latin1')
+  socket.on('data', (chunk: string) => {
+    received += chunk
+    // The close begins once the answer's headers and first chunk are out, with keep-alive.
+    closed ??= app.close()
+  })
+  const ended = new Promise<boolean>((resolve) => {
+    socket.once('end', () => resolve(true))
+    setTimeout(() => resolve(false), 5000).unref()
+  })
+  // 20,000 events: some 4 MB, streamed a chunk at a time.
+  socket.write(`GET /svc/v2/events?start_date=2024-01-01T00:00:00Z HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH.authorization}\r\n\r\n`)
+  // The client reads the whole answer, then stays, quiet, as a keep-alive client does.
+  t.ok(await ended, 'the provider ended the connection after the answer')
+  t.match(received, /^HTTP\/1\.1 200 /)
+  t.match(received, /\r\ntransfer-encoding: chunked\r\n/i, 'the answer was streamed')
+  t.notMatch(received.slice(0, received.indexOf('\r\n\r\n')), /\r\nconnection: close\r\n/i, 'its headers went out with keep-alive, before the close')
+  t.ok(received.endsWith('\r\n0\r\n\r\n'), 'the answer came whole')
+  const done = await Promise.race([closed!.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5000).unref())])
   t.ok(done, 'the close finished without waiting for the keep-alive timeout')
 })

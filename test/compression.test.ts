@@ -3,17 +3,9 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { BLOCK_EVENTS, deflatedBlocks } from '../src/events/deflated-blocks.js'
-import { AUTH, build, INGEST_AUTH } from './helper.js'
+import { AUTH, build, INGEST_AUTH, manyEvents } from './helper.js'
 
 const EVENTS = '/svc/v2/events?start_date=2024-01-01T00:00:00Z'
-
-function manyEvents (dir: string, count: number): string {
-  const file = join(dir, 'events.ndjson')
-  writeFileSync(file, Array.from({ length: count }, (_, i) => JSON.stringify({
-    message_id: `bulk-${i}`, message_code: i % 2 === 0 ? 'EMPTY' : 'LOW_LEVEL', message_category: i % 2 === 0 ? 'alert' : 'notification', date_time: new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString(), device_id: 'soap-001', space_id: 'bldg-a/floor-1'
-  })).join('\n') + '\n')
-  return file
-}
 
 t.test('events: gzip or brotli as asked, streamed answers compressed as they stream; Vary; none when small or not asked', async (t) => {
   const app = await build(t, { eventsFile: manyEvents(t.testdir(), 5000) })

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { buildApp } from '../src/app.js'
@@ -47,6 +48,18 @@ export function testConfig ({ eventsFile, ...overrides }: Partial<Config> & { ev
     limits: defaults.limits,
     ...overrides
   }
+}
+
+/**
+ * An events file of `count` events of the fixtures' soap-001 in bldg-a/floor-1, one a second from
+ * 2025-01-01 (alerts and notifications in turns), in `dir`: answers large enough to stream.
+ */
+export function manyEvents (dir: string, count: number): string {
+  const file = join(dir, 'events.ndjson')
+  writeFileSync(file, Array.from({ length: count }, (_, i) => JSON.stringify({
+    message_id: `bulk-${i}`, message_code: i % 2 === 0 ? 'EMPTY' : 'LOW_LEVEL', message_category: i % 2 === 0 ? 'alert' : 'notification', date_time: new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString(), device_id: 'soap-001', space_id: 'bldg-a/floor-1'
+  })).join('\n') + '\n')
+  return file
 }
 
 interface Teardown {
