@@ -25,23 +25,17 @@ import { closeConnectionsOfHeldAnswers, holdAnswer } from '../src/http/held-answ
  * events handler is synchronous and returns nothing, so it waits for nothing. The event stream
  * takes its socket over before any send, and is not held.
  */
-/** While the server closes, how often the connections that have gone idle since are ended. */
-const IDLE_CONNECTIONS_CHECK_MS = 100
-
 export default fp(async function batchedWrites (fastify) {
   // Closing, the server ends only the connections that are idle, once: a connection whose answer
   // is held (or still being made) then is not, and it would stay open, keep-alive, until its
   // client left or the keep-alive timeout (72 s) passed. Its answer says Connection: close instead,
   // and Node ends the connection once it is written. An answer under way, its headers already out
   // with keep-alive (a large answer streaming), cannot say so any more: its connection is ended
-  // once it is idle, by looking for idle connections again until the server has closed.
+  // once it is written (plugins/closing-connections.ts).
   let closing = false
   fastify.addHook('preClose', (done) => {
     closing = true
     closeConnectionsOfHeldAnswers(fastify.server)
-    const server = fastify.server
-    const endIdleConnections = setInterval(() => { server.closeIdleConnections() }, IDLE_CONNECTIONS_CHECK_MS).unref()
-    server.once('close', () => { clearInterval(endIdleConnections) })
     done()
   })
   fastify.addHook('onSend', function holdUntilBatchEnds (_request, reply, payload, done) {

@@ -3,6 +3,7 @@ import sensible from '@fastify/sensible'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import authentication from '../plugins/authentication.js'
 import batchedWrites from '../plugins/batched-writes.js'
+import closingConnections from '../plugins/closing-connections.js'
 import loadLimits from '../plugins/load-limits.js'
 import metrics from '../plugins/metrics.js'
 import openapi from '../plugins/openapi.js'
@@ -41,6 +42,7 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   const { config, tokens } = options
   fastify.register(loadLimits, { ...config.limits })
   fastify.register(batchedWrites)
+  fastify.register(closingConnections)
   fastify.register(sensible)
   fastify.register(openapi, { serviceSegment: config.serviceSegment })
   fastify.register(metrics, { token: config.metricsToken, port: config.metricsPort, host: config.host })

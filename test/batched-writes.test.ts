@@ -1,10 +1,8 @@
 import { request as httpRequest, Agent } from 'node:http'
-import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 import batchedWrites from '../plugins/batched-writes.js'
 import { holdAnswer, nextTurn } from '../src/http/held-answers.js'
-import { AUTH, build, manyEvents } from './helper.js'
 
 /** A Fastify server with the plugin, logging into an array; routes are added by the caller. */
 async function serverWith (t: Test, routes: (fastify: FastifyInstance) => void) {
@@ -168,54 +166,4 @@ t.test('a large answer\'s next chunk waits while turns bring answers, four turns
   // Let the last held answers go, so the next measurement starts with none.
   await nextTurn()
   t.equal(await turnsOfNextTurn(false), 1, 'with no answers held, the chunk goes on at the next turn')
-})
-
-/**
- * A raw keep-alive client of the provider that sends one events request and then stays, quiet:
- * whether the provider ended the connection, and whether the close finished, each within
- * `waitMs` (far below the keep-alive timeout of 72 s, which is what a close that waits for its
- * clients would take). `onData` sees every chunk the client receives.
- */
-async function quietClient (app: FastifyInstance, closed: () => Promise<void> | undefined, onData: () => void = () => {}, waitMs = 5000) {
-  const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1')
-  let received = ''
-  socket.setEncoding('latin1')
-  socket.on('data', (chunk: string) => { received += chunk; onData() })
-  const within = <T>(promise: Promise<T>) => Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), waitMs).unref())])
-  const ended = within(new Promise((resolve) => socket.once('end', resolve)))
-  socket.write(`GET /svc/v2/events?start_date=2024-01-01T00:00:00Z HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH.authorization}\r\n\r\n`)
-  try {
-    const endedByProvider = await ended
-    return { endedByProvider, closeFinished: await within(closed() ?? Promise.reject(new Error('the close never began'))), received }
-  } finally {
-    socket.destroy()
-  }
-}
-
-t.test('the provider closing: an answer still held goes out with Connection: close, and the close does not wait for its client', async (t) => {
-  const app = await build(t)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  let closed: Promise<void> | undefined
-  // The close starts while the request's answer is held: its connection is not idle then.
-  app.server.prependListener('request', () => { process.nextTick(() => { closed ??= app.close() }) })
-  const { endedByProvider, closeFinished, received } = await quietClient(app, () => closed)
-  t.ok(endedByProvider, 'the provider ended the connection after the answer')
-  t.match(received, /^HTTP\/1\.1 200 /)
-  t.match(received, /\r\nconnection: close\r\n/i)
-  t.ok(closeFinished, 'the close finished without waiting for the keep-alive timeout')
-})
-
-t.test('the provider closing: a streamed answer under way when the close begins ends its connection once written, and the close does not wait for its client', async (t) => {
-  // 20,000 events: some 4 MB, streamed a chunk at a time.
-  const app = await build(t, { eventsFile: manyEvents(t.testdir(), 20_000) })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  let closed: Promise<void> | undefined
-  // The close begins once the answer's headers and first chunk are out, with keep-alive.
-  const { endedByProvider, closeFinished, received } = await quietClient(app, () => closed, () => { closed ??= app.close() })
-  t.ok(endedByProvider, 'the provider ended the connection after the answer')
-  t.match(received, /^HTTP\/1\.1 200 /)
-  t.match(received, /\r\ntransfer-encoding: chunked\r\n/i, 'the answer was streamed')
-  t.notMatch(received.slice(0, received.indexOf('\r\n\r\n')), /\r\nconnection: close\r\n/i, 'its headers went out with keep-alive, before the close')
-  t.ok(received.endsWith('\r\n0\r\n\r\n'), 'the answer came whole')
-  t.ok(closeFinished, 'the close finished without waiting for the keep-alive timeout')
 })
