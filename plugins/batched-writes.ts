@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { hasRequestsWaiting } from '../src/http/connection-turns.js'
 import { closeConnectionsOfHeldAnswers, holdAnswer } from '../src/http/held-answers.js'
 
 /**
@@ -39,7 +40,8 @@ export default fp(async function batchedWrites (fastify) {
     done()
   })
   fastify.addHook('onSend', function holdUntilBatchEnds (_request, reply, payload, done) {
-    if (closing) reply.raw.shouldKeepAlive = false
+    // The last answer the connection owes ends it; one with requests waiting behind it does not.
+    if (closing && !hasRequestsWaiting(reply.raw.socket)) reply.raw.shouldKeepAlive = false
     holdAnswer(reply, payload, done)
   })
 }, { name: 'batched-writes', fastify: '5.x' })

@@ -1,7 +1,7 @@
-import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { kTurns, type ConnectionTurns, type TurnSocket } from '../src/http/connection-turns.js'
 import { writeAtOnce } from '../src/http/held-answers.js'
 import { sendError } from '../src/http/replies.js'
 
@@ -18,17 +18,6 @@ export interface LoadLimitsOptions {
 
 /** After start-up, the event loop's delay is judged from this long on (under-pressure samples every second). */
 const START_UP_GRACE_MS = 3000
-
-/** The requests of one connection: the one being answered, and those pipelined behind it. */
-interface ConnectionTurns {
-  busy: boolean
-  /** The reply of the request that has the turn. */
-  current: FastifyReply | undefined
-  waiting: Array<() => void>
-}
-
-const kTurns = Symbol('pipelined requests')
-type TurnSocket = Socket & { [kTurns]?: ConnectionTurns }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -50,6 +39,9 @@ declare module 'fastify' {
  *   full Node stops reading the connection, so a client that never reads costs a bounded amount.
  * - At most `maxRequestsInFlight` requests being handled in the process.
  * - @fastify/under-pressure: 503 while the event loop lags more than `maxEventLoopDelayMs`.
+ * - While the provider closes, a request that arrives is answered 503 (Fastify's own answer
+ *   then, `return503OnClosing`, is not the interface's error object and has no Retry-After);
+ *   one that had arrived before, pipelined behind another, is still answered at its turn.
  *
  * Registered first, so these checks come before the token's: a saturated provider spends nothing
  * on a request it cannot serve. Health probes are exempt from the in-flight and event-loop limits.
@@ -62,6 +54,11 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
   }
 
   let inFlight = 0
+  let closing = false
+  fastify.addHook('preClose', (done) => {
+    closing = true
+    done()
+  })
 
   /** Gives the connection's turn to the next request waiting on it, if any. */
   const passTurn = (turns: ConnectionTurns | undefined) => {
@@ -96,12 +93,18 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
   // listener: this runs on every request.
   fastify.addHook('onRequest', function oneAtATimePerConnection (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     const socket = request.raw.socket as TurnSocket | null
+    const arrivedClosing = closing
     let turns = socket?.[kTurns]
     if (turns === undefined && socket !== null) socket[kTurns] = turns = { busy: false, current: undefined, waiting: [] }
     if (turns === undefined || !turns.busy) {
       if (turns !== undefined) {
         turns.busy = true
         turns.current = reply
+      }
+      if (arrivedClosing) {
+        reply.raw.on('close', () => passTurn(turns))
+        refuse(reply)
+        return
       }
       const config = request.routeOptions.config
       const isPublic = config.public === true
@@ -142,7 +145,7 @@ export default fp<LoadLimitsOptions>(async function loadLimits (fastify, options
         return
       }
       const isPublic = request.routeOptions.config.public === true
-      if (inFlight >= maxRequestsInFlight && !isPublic) {
+      if (arrivedClosing || (inFlight >= maxRequestsInFlight && !isPublic)) {
         state = 'refused'
         refuse(reply)
         return

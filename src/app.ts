@@ -110,7 +110,8 @@ export function serverOptions (config: Config): FastifyServerOptions {
     logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
     // A request's child logger is made when it first writes a line, not for every request.
     childLoggerFactory: lazyRequestLogger,
-    return503OnClosing: true,
+    // While closing, plugins/load-limits.ts answers new requests 503 with the error object and Retry-After.
+    return503OnClosing: false,
     // Loading a large memory store takes as long as it takes: no framework timeout bounds it.
     pluginTimeout: 0,
     // Timeouts Node leaves off or long, set on purpose (README, "Limits and timeouts").

@@ -102,3 +102,41 @@ t.test('closing: a connection still writing its answer when the time is up is en
   t.ok(await within(readerClosed, 1000), 'the reader\'s connection was ended')
   t.match(lines, [{ level: 40, connections: 1, msg: /closing: connections whose answers were still being written are ended/ }])
 })
+
+/** The status lines and the Connection headers of the answers in raw HTTP/1.1 bytes, in order. */
+function answersIn (received: string): Array<{ status: number, close: boolean }> {
+  const answers: Array<{ status: number, close: boolean }> = []
+  for (const match of received.matchAll(/HTTP\/1\.1 (\d{3}) [^\r]*\r\n((?:[^\r]+\r\n)*)\r\n/g)) {
+    answers.push({ status: Number(match[1]), close: /^connection: close$/im.test(match[2]!) })
+  }
+  return answers
+}
+
+t.test('the provider closing: requests pipelined before the close are all answered, the last answer ends the connection, and one that arrives during the close is answered 503 with the error object', async (t) => {
+  // 20,000 events: some 4 MB, streamed a chunk at a time.
+  const app = await build(t, { eventsFile: manyEvents(t.testdir(), 20_000) })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const socket = connect(portOf(app), '127.0.0.1')
+  t.teardown(() => socket.destroy())
+  let received = ''
+  let closed: Promise<void> | undefined
+  socket.setEncoding('latin1')
+  const ended = new Promise((resolve) => socket.once('end', resolve))
+  const request = (query: string) => `GET /svc/v2/events?${query} HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH.authorization}\r\n\r\n`
+  // The large answer first, then three small ones pipelined behind it, all before the close.
+  socket.write(request('start_date=2024-01-01T00:00:00Z') + request('start_date=2025-01-01T00:00:00Z&end_date=2025-01-01T00:00:05Z').repeat(3))
+  socket.on('data', (chunk: string) => {
+    received += chunk
+    if (closed !== undefined) return
+    // The close begins once the large answer is under way; one more request follows it.
+    closed = app.close()
+    setTimeout(() => { socket.write(request('start_date=2025-01-01T00:00:00Z&end_date=2025-01-01T00:00:05Z')) }, 20)
+  })
+  t.ok(await within(ended, 5000), 'the provider ended the connection')
+  t.ok(await within(closed!, 5000), 'the close finished')
+  const answers = answersIn(received)
+  t.same(answers.slice(0, 4).map(({ status }) => status), [200, 200, 200, 200], 'the four requests that came before the close are answered')
+  t.same(answers.slice(0, 3).map(({ close }) => close), [false, false, false], 'their connection is kept for the answers after them')
+  t.same(answers.slice(4), [{ status: 503, close: true }], 'the request that came during the close: 503, and the connection ends')
+  t.match(received, /\r\nretry-after: \d+\r\n[\s\S]*\{"status":503,"message":"service_unavailable"\}$/i, 'the error object, with Retry-After')
+})

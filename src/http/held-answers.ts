@@ -2,6 +2,7 @@ import { setImmediate as checkPhase } from 'node:timers/promises'
 import type { Server } from 'node:http'
 import type { Readable } from 'node:stream'
 import type { FastifyReply } from 'fastify'
+import { hasRequestsWaiting } from './connection-turns.js'
 
 /** Fastify's continuation of a send, after its onSend hooks: it writes the answer. */
 export type WriteAnswer = (error?: Error | null) => void
@@ -111,10 +112,10 @@ export function writeAtOnce (reply: FastifyReply): void {
   writeHeld(heldReply, write)
 }
 
-/** The held answers to this server's requests will end their connections (the server is closing). */
+/** The held answers to this server's requests will end their connections (the server is closing), but those with requests waiting behind them. */
 export function closeConnectionsOfHeldAnswers (server: Server): void {
   for (const reply of heldReplies) {
-    if (reply.server.server === server) reply.raw.shouldKeepAlive = false
+    if (reply.server.server === server && !hasRequestsWaiting(reply.raw.socket)) reply.raw.shouldKeepAlive = false
   }
 }
 
