@@ -247,6 +247,9 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     const deadline = Date.now() + SHUTDOWN_INGEST_WAIT_MS
     const underWay = () => holding > 0 || unechoed > 0
     while (underWay() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+    // With WORKERS > 1, also until the other workers' ingests under way are done: their events
+    // reach this worker's streams before the primary's word that they are.
+    await bus.settled(deadline - Date.now())
     // The deliveries of the last group wait for the next turn (the bus's listener above).
     await new Promise((resolve) => setImmediate(resolve))
     streams.endAll()

@@ -9,7 +9,9 @@ import { newLogId } from './live/live-bus.js'
  * WORKERS > 1: this process only forks the workers that serve (they share the port through
  * node:cluster) and keeps them running. A worker that fails before it listens stops the whole
  * start-up (the data or configuration is bad, and every worker would fail the same way); one
- * that dies later is replaced. SIGTERM/SIGINT stop the workers gracefully, then this process;
+ * that dies later is replaced. SIGTERM/SIGINT stop the workers gracefully (each is sent SIGTERM,
+ * which it takes once however often it comes: src/server.ts), then this process, which exits 1
+ * when a worker's shutdown failed;
  * SIGHUP is passed on to every worker (each reloads its data files).
  *
  * It also holds the live bus (src/live/cluster-bus.ts): the order of accepted events, the
@@ -38,7 +40,10 @@ export function runClusterPrimary (config: Config): void {
     worker.on('exit', (code, signal) => {
       const wasListening = listening.delete(worker)
       if (stopping) {
-        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode)
+        // A worker that failed its own shutdown (its deadline, a crash) makes the whole one fail;
+        // one stopped by the signal while it was still starting had nothing to shut down.
+        if (code !== 0 && (wasListening || signal !== 'SIGTERM')) exitCode = 1
+        if (Object.keys(cluster.workers ?? {}).length === 0) exitAfterHub()
         return
       }
       if (!wasListening) {
@@ -51,14 +56,22 @@ export function runClusterPrimary (config: Config): void {
     })
   }
 
+  // The bus closes once every worker has stopped: the events they accepted while stopping still
+  // reach the MQTT broker (its publisher flushes for up to 3 s) and the other workers' streams.
+  const exitAfterHub = () => {
+    hub.close().catch(() => {}).finally(() => process.exit(exitCode))
+  }
+
   const stop = (code: number) => {
-    stopping = true
     exitCode = Math.max(exitCode, code)
-    hub.close().catch(() => {})
+    if (stopping) return
+    stopping = true
+    hub.stopping()
     const workers = Object.values(cluster.workers ?? {})
-    if (workers.length === 0) process.exit(exitCode)
+    if (workers.length === 0) exitAfterHub()
     for (const worker of workers) worker?.process.kill('SIGTERM')
-    setTimeout(() => process.exit(exitCode), 15_000).unref()
+    // Each worker ends itself within 10 s (close-with-grace); then the bus's flush.
+    setTimeout(() => process.exit(1), 15_000).unref()
   }
 
   process.on('SIGHUP', () => {

@@ -40,11 +40,27 @@ async function start (): Promise<void> {
   printGeneratedTokens(config)
 
   // SIGHUP is the reload signal (reloadable-file.ts), which close-with-grace would take for a shutdown.
-  closeWithGrace({ delay: 10_000, skip: ['SIGHUP'] }, async ({ signal, err }) => {
+  // A cluster's worker is sent SIGTERM by its primary, and often the same signal directly too:
+  // Ctrl-C in a terminal, systemd or `kill -- -PGID` signal the whole process group. The first
+  // starts the one shutdown; close-with-grace, seeing a second signal, would exit 1 at once,
+  // cutting the answers under way (it does so in a single process, where a second Ctrl-C means it).
+  const inCluster = cluster.isWorker
+  const grace = closeWithGrace({ delay: 10_000, skip: inCluster ? ['SIGHUP', 'SIGTERM', 'SIGINT'] : ['SIGHUP'] }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
     else app.log.info({ signal }, 'shutting down')
     await app.close()
   })
+  if (inCluster) {
+    let stopping = false
+    const stop = (signal: string) => {
+      if (stopping) return
+      stopping = true
+      app.log.info({ signal }, 'shutting down')
+      grace.close()
+    }
+    process.on('SIGTERM', () => { stop('SIGTERM') })
+    process.on('SIGINT', () => { stop('SIGINT') })
+  }
 
   try {
     await app.listen({ port: config.port, host: config.host })

@@ -6,11 +6,13 @@ import { projectRoot } from '../src/project-root.js'
 import { fixturesDir } from './helper.js'
 
 /** Starts src/server.ts as `npm start` would run it, with only the given variables. */
-export function startServer (env: Record<string, string>) {
+export function startServer (env: Record<string, string>, options: { detached?: boolean } = {}) {
   const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src', 'server.ts')], {
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, to be signalled as a whole (as a terminal's Ctrl-C or systemd do).
+    detached: options.detached === true
   })
   let stdout = ''
   let stderr = ''

@@ -10,11 +10,13 @@ type ToPrimary =
   | { live: 'publish', jsons: string[] }
   | { live: 'lock', id: number }
   | { live: 'unlock', id: number }
+  | { live: 'settled' }
 
 type ToWorker =
   | { live: 'events', first: number, jsons: string[], origin: number | null }
   | { live: 'granted', id: number }
   | { live: 'broker', status: BrokerStatus | undefined }
+  | { live: 'all-settled' }
 
 function isLive (message: unknown): message is { live: string } {
   return typeof message === 'object' && message !== null && typeof (message as { live?: unknown }).live === 'string'
@@ -32,6 +34,10 @@ export class ClusterHub {
   readonly #waiting: Array<{ worker: Worker, id: number }> = []
   #holder: { worker: Worker, id: number } | undefined
   #brokerStatus: BrokerStatus | undefined
+  /** The provider is stopping (every worker is): a worker's streams wait for the others' events. */
+  #stopping = false
+  /** Stopping workers whose ingests under way are done and whose events the hub has handed out. */
+  readonly #settled = new Set<Worker>()
 
   constructor (mqtt: MqttPublisher | undefined) {
     this.#hub = new SequenceHub((first, events, origin) => {
@@ -73,13 +79,39 @@ export class ClusterHub {
       } else if (request.live === 'unlock') {
         if (this.#holder?.worker === worker && this.#holder.id === request.id) this.#holder = undefined
         this.#grantNext()
+      } else if (request.live === 'settled') {
+        // A worker stopping alone (not the provider) waits for no one.
+        if (!this.#stopping) worker.send({ live: 'all-settled' } satisfies ToWorker)
+        else {
+          this.#settled.add(worker)
+          this.#answerSettled()
+        }
       }
     })
     worker.on('exit', () => {
       if (this.#holder?.worker === worker) this.#holder = undefined
       for (let i = this.#waiting.length - 1; i >= 0; i--) if (this.#waiting[i]!.worker === worker) this.#waiting.splice(i, 1)
       this.#grantNext()
+      this.#settled.delete(worker)
+      this.#answerSettled()
     })
+  }
+
+  /**
+   * The provider stops: from now on each worker that says its ingests are done hears back once
+   * all of them have said so (or have exited). Their events were sent to every worker before:
+   * each worker has them before that word.
+   */
+  stopping (): void {
+    this.#stopping = true
+  }
+
+  #answerSettled (): void {
+    if (!this.#stopping || this.#settled.size === 0) return
+    const workers = Object.values(cluster.workers ?? {}).filter((worker) => worker?.isConnected() === true)
+    if (!workers.every((worker) => this.#settled.has(worker!))) return
+    for (const worker of this.#settled) if (worker.isConnected()) worker.send({ live: 'all-settled' } satisfies ToWorker)
+    this.#settled.clear()
   }
 
   async close (): Promise<void> {
@@ -110,6 +142,7 @@ export class ClusterWorkerBus implements LiveBus {
   readonly #onMessage: (message: unknown) => void
   #nextLockId = 1
   #brokerStatus: BrokerStatus | undefined
+  #onAllSettled: (() => void) | undefined
 
   constructor (logId: string) {
     this.logId = logId
@@ -126,6 +159,8 @@ export class ClusterWorkerBus implements LiveBus {
         this.#grants.delete(event.id)
       } else if (event.live === 'broker') {
         this.#brokerStatus = event.status
+      } else if (event.live === 'all-settled') {
+        this.#onAllSettled?.()
       }
     }
     process.on('message', this.#onMessage)
@@ -154,6 +189,18 @@ export class ClusterWorkerBus implements LiveBus {
 
   brokerStatus (): BrokerStatus | undefined {
     return this.#brokerStatus
+  }
+
+  async settled (timeoutMs: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, Math.max(0, timeoutMs))
+      this.#onAllSettled = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.#send({ live: 'settled' })
+    })
+    this.#onAllSettled = undefined
   }
 
   async close (): Promise<void> {

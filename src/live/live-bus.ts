@@ -88,6 +88,12 @@ export interface LiveBus {
   /** Runs `write` while no other process of this provider writes to the store. */
   exclusive<T> (write: () => Promise<T>): Promise<T>
   brokerStatus (): BrokerStatus | undefined
+  /**
+   * A shutdown's last wait before its streams end: resolves once the other processes of this
+   * provider that are stopping too have handed this one every event they accepted (their
+   * ingests under way done), or after `timeoutMs`. At once for a provider of one process.
+   */
+  settled (timeoutMs: number): Promise<void>
   close (): Promise<void>
 }
 

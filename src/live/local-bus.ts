@@ -45,6 +45,8 @@ export class LocalBus implements LiveBus {
     return this.#hub.brokerStatus()
   }
 
+  async settled (): Promise<void> {}
+
   async close (): Promise<void> {
     await this.#hub.close()
   }
