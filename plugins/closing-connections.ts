@@ -6,15 +6,24 @@ export interface ClosingConnectionsOptions {
   closeConnectionsAfterMs?: number
 }
 
+const kAcceptedAt = Symbol('accepted at')
+
 /**
  * The request a connection is answering: Node's ServerResponse, from the request's headers until
  * its answer is written, then the next pipelined one's, else none. Node's own
  * `closeIdleConnections` reads it, as does http-terminator; it is not in Node's typings.
  */
-type HttpSocket = Socket & { _httpMessage?: unknown }
+type HttpSocket = Socket & { _httpMessage?: unknown, [kAcceptedAt]?: number }
 
 /** While the server closes, how often the connections that have gone idle since are ended. */
 const IDLE_CHECK_MS = 100
+
+/**
+ * A connection accepted after the close began (the server listens until the close's first steps
+ * are done: up to 5 s for the ingests under way) has this long for its request to arrive, which is
+ * then answered 503; ended at the first check, it would have been reset with no answer at all.
+ */
+const NEW_CONNECTION_GRACE_MS = 1000
 
 /**
  * Well within close-with-grace's 10 s (src/server.ts) and Docker's default stop timeout (10 s,
@@ -35,7 +44,8 @@ export const CLOSE_CONNECTIONS_AFTER_MS = 6000
  *
  * - a connection with no answer under way (nothing sent, part of a request, or between two
  *   requests) is ended at once, and every 100 ms afterwards (an answer that was under way has
- *   been written: its connection is between requests now);
+ *   been written: its connection is between requests now); one accepted after the close began
+ *   is given a second for its request first (answered 503: plugins/load-limits.ts);
  * - a connection still open `closeConnectionsAfterMs` later (a reader too slow for its answer, a
  *   stream whose client stopped reading) is ended then, and a warning says how many.
  *
@@ -46,14 +56,23 @@ export const CLOSE_CONNECTIONS_AFTER_MS = 6000
 export default fp<ClosingConnectionsOptions>(async function closingConnections (fastify, options) {
   const closeConnectionsAfterMs = options.closeConnectionsAfterMs ?? CLOSE_CONNECTIONS_AFTER_MS
   const sockets = new Set<HttpSocket>()
+  let closeBeganAt = Number.POSITIVE_INFINITY
   fastify.server.on('connection', (socket: HttpSocket) => {
     sockets.add(socket)
+    socket[kAcceptedAt] = performance.now()
     socket.once('close', () => { sockets.delete(socket) })
   })
   const endConnectionsWithoutAnswers = () => {
-    for (const socket of sockets) if (socket._httpMessage == null) socket.destroy()
+    const graceFrom = performance.now() - NEW_CONNECTION_GRACE_MS
+    for (const socket of sockets) {
+      if (socket._httpMessage != null) continue
+      const acceptedAt = socket[kAcceptedAt]!
+      if (acceptedAt >= closeBeganAt && acceptedAt > graceFrom) continue
+      socket.destroy()
+    }
   }
   fastify.addHook('preClose', (done) => {
+    closeBeganAt = performance.now()
     endConnectionsWithoutAnswers()
     const idleCheck = setInterval(endConnectionsWithoutAnswers, IDLE_CHECK_MS).unref()
     const deadline = setTimeout(() => {

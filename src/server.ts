@@ -45,9 +45,10 @@ async function start (): Promise<void> {
   // starts the one shutdown; close-with-grace, seeing a second signal, would exit 1 at once,
   // cutting the answers under way (it does so in a single process, where a second Ctrl-C means it).
   const inCluster = cluster.isWorker
-  const grace = closeWithGrace({ delay: 10_000, skip: inCluster ? ['SIGHUP', 'SIGTERM', 'SIGINT'] : ['SIGHUP'] }, async ({ signal, err }) => {
+  const grace = closeWithGrace({ delay: 10_000, skip: inCluster ? ['SIGHUP', 'SIGTERM', 'SIGINT'] : ['SIGHUP'] }, async ({ signal, err, manual }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
-    else app.log.info({ signal }, 'shutting down')
+    // A worker's signal is logged where it is taken (below).
+    else if (manual !== true) app.log.info({ signal }, 'shutting down')
     await app.close()
   })
   if (inCluster) {

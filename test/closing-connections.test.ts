@@ -1,9 +1,11 @@
+import { copyFileSync } from 'node:fs'
 import { connect } from 'node:net'
+import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import closingConnections from '../plugins/closing-connections.js'
-import { AUTH, build, manyEvents } from './helper.js'
+import { AUTH, build, fixturesDir, INGEST_AUTH, manyEvents } from './helper.js'
 
 /** Whether the promise settles within `ms` (a bound far below what a close that waits for its clients would take). */
 function within (promise: Promise<unknown>, ms: number): Promise<boolean> {
@@ -139,4 +141,34 @@ t.test('the provider closing: requests pipelined before the close are all answer
   t.same(answers.slice(0, 3).map(({ close }) => close), [false, false, false], 'their connection is kept for the answers after them')
   t.same(answers.slice(4), [{ status: 503, close: true }], 'the request that came during the close: 503, and the connection ends')
   t.match(received, /\r\nretry-after: \d+\r\n[\s\S]*\{"status":503,"message":"service_unavailable"\}$/i, 'the error object, with Retry-After')
+})
+
+t.test('the provider closing: a connection accepted while the close waits for an ingest under way gets 503 for its request, not a reset', async (t) => {
+  const eventsFile = join(t.testdir(), 'events.ndjson')
+  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
+  const app = await build(t, { eventsFile })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  // An ingest under way holds the close's first steps (the server still listens meanwhile).
+  const body = JSON.stringify({ message_id: 'closing-1', message_code: 'EMPTY', message_category: 'alert', date_time: '2025-06-01T00:00:00.000Z', device_id: 'soap-001', space_id: 'bldg-a/floor-1' })
+  const ingest = connect(portOf(app), '127.0.0.1')
+  t.teardown(() => ingest.destroy())
+  let ingestAnswer = ''
+  ingest.setEncoding('latin1').on('data', (chunk: string) => { ingestAnswer += chunk })
+  ingest.write(`POST /ingest/events HTTP/1.1\r\nhost: x\r\nauthorization: ${INGEST_AUTH.authorization}\r\ncontent-type: application/x-ndjson\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`)
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  const closed = app.close()
+  // A client connects during the close, and sends its request a little later.
+  const late = connect(portOf(app), '127.0.0.1')
+  t.teardown(() => late.destroy())
+  let lateAnswer = ''
+  late.setEncoding('latin1').on('data', (chunk: string) => { lateAnswer += chunk })
+  late.on('error', () => {})
+  const lateEnded = new Promise((resolve) => late.once('close', resolve))
+  await new Promise((resolve) => setTimeout(resolve, 250))
+  late.write(`GET /svc/v2/events?start_date=2024-01-01T00:00:00Z HTTP/1.1\r\nhost: x\r\nauthorization: ${AUTH.authorization}\r\n\r\n`)
+  await lateEnded
+  t.match(lateAnswer, /^HTTP\/1\.1 503 [\s\S]*\r\nretry-after: \d+\r\n[\s\S]*\{"status":503,"message":"service_unavailable"\}$/i, 'the late request is answered 503 with the error object')
+  ingest.write(body.slice(10))
+  t.ok(await within(closed, 5000), 'the close finished')
+  t.match(ingestAnswer, /^HTTP\/1\.1 200 [\s\S]*"written":1/, 'the ingest under way was answered')
 })
