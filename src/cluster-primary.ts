@@ -77,7 +77,18 @@ export function runClusterPrimary (config: Config): void {
   process.on('SIGHUP', () => {
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGHUP')
   })
-  process.on('SIGTERM', () => stop(0))
-  process.on('SIGINT', () => stop(0))
+  // A second signal forces the end, as close-with-grace does in a single process (the workers
+  // take only the first: src/server.ts).
+  const onSignal = () => {
+    if (!stopping) {
+      stop(0)
+      return
+    }
+    console.error('A second signal: stopping the workers at once.')
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL')
+    process.exit(1)
+  }
+  process.on('SIGTERM', onSignal)
+  process.on('SIGINT', onSignal)
   for (let i = 0; i < config.workers; i++) fork()
 }

@@ -102,3 +102,21 @@ t.test('WORKERS=2: a worker that fails its shutdown makes the provider exit 1', 
   process.kill(workers[0]!, 'SIGKILL')
   t.equal(await server.exited, 1)
 })
+
+t.test('WORKERS=2: a second signal forces the end, as in a single process', async (t) => {
+  const dir = t.testdir()
+  const { server, base } = await twoWorkers(t, { EVENTS_FILE: manyEvents(dir, 20_000) }, { detached: true, dir })
+  // A reader that never reads holds the shutdown (for up to 6 s).
+  const socket = connect(Number(new URL(base).port), '127.0.0.1')
+  t.teardown(() => socket.destroy())
+  const started = new Promise((resolve) => socket.once('data', resolve))
+  socket.write(`GET /svc/v2/events?start_date=2024-01-01T00:00:00Z HTTP/1.1\r\nhost: x\r\nauthorization: ${reader.authorization}\r\n\r\n`)
+  await started
+  socket.pause()
+  process.kill(-server.child.pid!, 'SIGINT')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const forcedAt = Date.now()
+  process.kill(-server.child.pid!, 'SIGINT')
+  t.equal(await server.exited, 1, 'forced')
+  t.ok(Date.now() - forcedAt < 3000, 'at once, not after the shutdown\'s 6 s')
+})
