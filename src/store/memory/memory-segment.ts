@@ -9,6 +9,7 @@ import { matchesExclusiveFilter, matchesFilters } from '../store-contract.js'
 import { copyJsonBytes, joinJsonBytes, type JsonBytes } from '../../data/json-bytes.js'
 import { messageOfWireJson, wireMessageIdEnd, WireEvent, WIRE_MESSAGE_ID_START } from '../../data/wire-line.js'
 import { MessageIdTable, messageIdHash, messageIdHashOfBytes } from './message-id-table.js'
+import { PrefaultedBuffers } from './prefaulted-buffers.js'
 
 /**
  * A segment's parts, in answer order (see MemorySegment.merge and SegmentBuilder). A message may
@@ -329,7 +330,8 @@ export class MemorySegment {
       messages: a.#messages.slice(0, a.size),
       times: new Float64Array(events),
       offsets: new Uint32Array(events + 1),
-      json: Buffer.allocUnsafe(Math.max(256 * 1024, Math.min(2 * bytes, bytes + ROOM_ESTIMATE_MAX), estimate)),
+      // What the expected events will likely fill is given its pages ahead, off the event loop.
+      json: roomBuffers.take(Math.max(256 * 1024, Math.min(2 * bytes, bytes + ROOM_ESTIMATE_MAX), estimate), Math.ceil((bytes / Math.max(1, size)) * events)),
       deviceNumbers: new Int32Array(events),
       spaceNumbers: new Int32Array(events),
       used: a.size
@@ -803,6 +805,9 @@ function * range (from: number, to: number): Generator<number> {
 
 /** The most bytes a new room reserves beyond what its events need now (pages never written to take no memory, but count as external memory). */
 const ROOM_ESTIMATE_MAX = 8 * 1024 * 1024
+
+/** The rooms' buffers, the next one made ready while the last one fills (one for the process). */
+const roomBuffers = new PrefaultedBuffers()
 
 /** No events: what appendEncoded appends to when a segment starts. */
 const EMPTY = new MemorySegment([])

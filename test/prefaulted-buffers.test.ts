@@ -1,0 +1,65 @@
+import t, { type Test } from 'tap'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { setImmediate as turn } from 'node:timers/promises'
+import { PrefaultedBuffers } from '../src/store/memory/prefaulted-buffers.js'
+
+/** A file to read in place of /dev/zero whose bytes show where a buffer's contents came from. */
+function markedFile (t: Test): string {
+  const file = join(t.testdir(), 'marked')
+  writeFileSync(file, Buffer.alloc(64 * 1024, 0xab))
+  return file
+}
+
+async function untilReady (buffers: PrefaultedBuffers): Promise<void> {
+  for (let i = 0; i < 1000 && !buffers.hasReady; i++) await turn()
+}
+
+const allMarked = (buffer: Buffer, bytes: number) => buffer.subarray(0, bytes).every((byte) => byte === 0xab)
+
+t.test('the next buffer is read into on the thread pool and handed out only once its read has ended', async (t) => {
+  const buffers = new PrefaultedBuffers(markedFile(t))
+  const first = buffers.take(1000, 800)
+  t.ok(first.length >= 1000, 'the first is allocated as asked')
+  t.notOk(buffers.hasReady, 'the next one is still being read into')
+  const second = buffers.take(1000, 800)
+  t.equal(second.length, 1000, 'one asked for meanwhile is allocated, not the one being read into')
+  second.fill(0)
+  await untilReady(buffers)
+  t.ok(buffers.hasReady, 'then it is ready')
+  const third = buffers.take(1000, 800)
+  t.equal(third.length, 1250, 'the ready one, a quarter larger than asked (the next estimate differs a little)')
+  t.ok(allMarked(third, 800), 'its expected bytes were read into')
+  t.not(third, second)
+  t.notOk(buffers.hasReady, 'taken: the one after it is on its way')
+})
+
+t.test('a ready buffer smaller than asked, or more than twice as large, is not used; asking again makes one of the new size', async (t) => {
+  const buffers = new PrefaultedBuffers(markedFile(t))
+  buffers.take(1000, 1000)
+  await untilReady(buffers)
+  t.equal(buffers.take(2000, 1000).length, 2000, 'larger than the ready one: allocated')
+  await untilReady(buffers)
+  t.equal(buffers.take(500, 500).length, 500, 'less than half the ready one: allocated')
+  await untilReady(buffers)
+  const ready = buffers.take(500, 500)
+  t.equal(ready.length, 625)
+  t.ok(allMarked(ready, 500))
+})
+
+t.test('without the zero file, buffers are allocated as asked and none is made ready', async (t) => {
+  const buffers = new PrefaultedBuffers(join(t.testdir(), 'missing'))
+  t.equal(buffers.take(1000, 1000).length, 1000)
+  for (let i = 0; i < 20; i++) await turn()
+  t.notOk(buffers.hasReady)
+  t.equal(buffers.take(1000, 1000).length, 1000)
+})
+
+t.test('with /dev/zero, a ready buffer\'s expected bytes are zero', { skip: process.platform !== 'linux' && 'Linux /dev/zero' }, async (t) => {
+  const buffers = new PrefaultedBuffers()
+  buffers.take(1 << 20, 1 << 20)
+  await untilReady(buffers)
+  const ready = buffers.take(1 << 20, 1 << 20)
+  t.equal(ready.length, 1.25 * (1 << 20))
+  t.ok(ready.subarray(0, 1 << 20).every((byte) => byte === 0))
+})
