@@ -2,12 +2,12 @@ import t, { type Test } from 'tap'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setImmediate as turn } from 'node:timers/promises'
-import { PrefaultedBuffers } from '../src/store/memory/prefaulted-buffers.js'
+import { PagesAhead, PrefaultedBuffers } from '../src/store/memory/prefaulted-buffers.js'
 
 /** A file to read in place of /dev/zero whose bytes show where a buffer's contents came from. */
 function markedFile (t: Test): string {
   const file = join(t.testdir(), 'marked')
-  writeFileSync(file, Buffer.alloc(64 * 1024, 0xab))
+  writeFileSync(file, Buffer.alloc(16 * 1024 * 1024, 0xab))
   return file
 }
 
@@ -62,4 +62,35 @@ t.test('with /dev/zero, a ready buffer\'s expected bytes are zero', { skip: proc
   const ready = buffers.take(1 << 20, 1 << 20)
   t.equal(ready.length, 1.25 * (1 << 20))
   t.ok(ready.subarray(0, 1 << 20).every((byte) => byte === 0))
+})
+
+t.test('a buffer filled from its start: the reads go ahead of what is claimed, and what was claimed and written is never read into', async (t) => {
+  const buffer = Buffer.alloc(20 * 1024 * 1024 + 12345)
+  const ahead = new PagesAhead(buffer, markedFile(t))
+  const step = 700 * 1024
+  let waited = 0
+  for (let at = 0; at < buffer.length; at += step) {
+    const end = Math.min(buffer.length, at + step)
+    const ready = ahead.claim(end)
+    if (ready !== undefined) {
+      waited++
+      await ready
+    }
+    buffer.fill(0x11, at, end)
+  }
+  await ahead.settled()
+  t.ok(buffer.every((byte) => byte === 0x11), 'every byte as the filler wrote it')
+  t.ok(waited > 0, `the filler waited for reads under way where it was to write (${waited} times)`)
+})
+
+t.test('the pages ahead of a claim are read into, and none before it', async (t) => {
+  const buffer = Buffer.alloc(12 * 1024 * 1024, 0x22)
+  const ahead = new PagesAhead(buffer, markedFile(t))
+  t.equal(ahead.claim(1000), undefined, 'nothing under way: no wait')
+  await ahead.settled()
+  t.ok(buffer.subarray(0, 1000).every((byte) => byte === 0x22), 'the claimed bytes untouched')
+  t.ok(buffer.subarray(1000, 1000 + 8 * 1024 * 1024).every((byte) => byte === 0xab), 'the next two chunks read into')
+  t.ok(buffer.subarray(1000 + 8 * 1024 * 1024).every((byte) => byte === 0x22), 'no further ahead than that')
+  const none = new PagesAhead(Buffer.alloc(1024), join(t.testdir(), 'missing'))
+  t.equal(none.claim(10), undefined, 'without the zero file: nothing to wait for')
 })

@@ -25,9 +25,11 @@ export function lineText (bytes: Buffer, start: number, end: number): string {
  * line without an end is also given its place in the file (`unterminatedAt`, its first byte's
  * offset): it may be an append cut short.
  * `chunkBytes` is for tests of lines across chunks. `from`: the offset to start at (line numbers
- * then count from there). Resolves with the offset of the end of what was read.
+ * then count from there). `beforeChunk` is told how many bytes of lines are about to be handed
+ * out before each chunk's lines are, and may hold them back (a promise) until it is ready for them.
+ * Resolves with the offset of the end of what was read.
  */
-export async function forEachLine (file: string, onLine: LineHandler, chunkBytes = CHUNK_BYTES, from = 0): Promise<number> {
+export async function forEachLine (file: string, onLine: LineHandler, chunkBytes = CHUNK_BYTES, from = 0, beforeChunk?: (bytes: number) => Promise<void> | undefined): Promise<number> {
   const handle = await open(file, 'r')
   try {
     let buffer = Buffer.allocUnsafe(chunkBytes)
@@ -46,6 +48,8 @@ export async function forEachLine (file: string, onLine: LineHandler, chunkBytes
       const { bytesRead } = await handle.read(buffer, kept, buffer.length - kept, offset + kept)
       const atEnd = bytesRead === 0
       const view = buffer.subarray(0, kept + bytesRead)
+      const ready = beforeChunk?.(view.length)
+      if (ready !== undefined) await ready
       const end = view.length
       let start = 0
       // The next \r, found once per chunk (most files have none), not once per line.

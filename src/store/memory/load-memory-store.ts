@@ -57,7 +57,7 @@ export async function loadMemoryEventStore (file: string, onProgress?: (progress
         problem = builder.add(parsed.event.message, parsed.event.epochMs, parsed.json, line)
       }
       if (problem !== undefined) throw new DataFileError(file, `line ${line}`, problem)
-    })
+    }, undefined, 0, (bytes) => builder.beforeLines(bytes))
   } catch (error) {
     if (error instanceof DataFileError) throw error
     throw new DataFileError(file, 'cannot be read', (error as Error).message)

@@ -1,38 +1,62 @@
 import { openSync, read } from 'node:fs'
 
 /**
- * Buffers for the memory store's growth whose pages the kernel has already given, on a thread of
- * libuv's pool rather than on the event loop.
+ * The memory store's new memory given its pages by the kernel ahead of use, on a thread of libuv's
+ * pool rather than on the event loop: a read of /dev/zero into a buffer makes the kernel write
+ * its pages, as the store's bytes would.
  *
- * Why: an ingest's events are copied into new memory (MemorySegment's rooms), which the kernel
- * gives page by page on first write, and in a virtual machine a page the guest never wrote before
- * is given slowly. Under the benchmark's memory ingest that was a third of the main thread's time
- * in the later rounds: 0.7 to 1.1 µs of system time an event beside 1.7 to 1.8 µs of its own,
- * with 0.06 to 0.11 page faults an event (BENCHMARKS.md, "What profiling found"). So one buffer
- * is kept ready: while the store fills a room, a read of /dev/zero into the next one (the kernel
- * writes its pages, as the events' bytes would) runs on the thread pool.
+ * Why: the store copies events into new memory (the loaded file's bytes, an ingest's rooms), and
+ * a page the process never wrote is given on its first write. On this virtual machine such a
+ * page often costs the host a fault too (freed guest memory is handed back to it), so the first
+ * touch of a page costs 5 to 20 µs, paid by whichever thread touches it. Under the benchmark's
+ * memory ingest that was a third of the main thread's time in the later rounds: 0.7 to 1.1 µs of
+ * system time an event beside 1.7 to 1.8 µs of its own (BENCHMARKS.md, "What profiling found").
  *
- * The event loop never touches a buffer while its read is on its way: it takes only a buffer
- * whose read has ended, and allocates as before when there is none (the first room, a room asked
- * for before the read ended, a larger one, no /dev/zero). What it costs: the ready buffer, about
- * the size of the last room asked for, stays allocated (and its pages given) until the next room
- * takes it; /dev/zero stays open.
+ * The event loop never writes where a read is on its way: it waits for the read, or uses other
+ * memory. Without /dev/zero (another system) memory is used as it comes.
+ */
+
+/** /dev/zero, opened once for the process on first use (kept open); -1 when it cannot be. */
+const zeroFiles = new Map<string, number>()
+
+function zeroFile (path: string): number {
+  let fd = zeroFiles.get(path)
+  if (fd === undefined) {
+    try {
+      fd = openSync(path, 'r')
+    } catch {
+      fd = -1
+    }
+    zeroFiles.set(path, fd)
+  }
+  return fd
+}
+
+/** Reads the zero file into buffer[start, end) on the thread pool; resolves when the read has ended, whatever its outcome. */
+function readZeros (fd: number, buffer: Uint8Array, start: number, end: number): Promise<void> {
+  return new Promise((resolve) => { read(fd, buffer, start, end - start, 0, () => { resolve() }) })
+}
+
+/**
+ * One buffer kept ready for the next request of about the same size (an ingest's rooms are asked
+ * for one after another, alike): while one room fills, the next one's pages are given. It costs
+ * the ready buffer (about the size of the last room, its expected bytes given pages) until the
+ * next room takes it.
  */
 export class PrefaultedBuffers {
-  readonly #zeroFile: string
-  /** Of the zero file, opened on first use; -1 when it cannot be: plain allocation then. */
-  #zero: number | undefined
+  readonly #zeroPath: string
   #ready: Buffer | undefined
   #reading = false
 
-  /** `zeroFile`: what is read into a buffer to make the kernel give its pages (tests give another). */
-  constructor (zeroFile = '/dev/zero') {
-    this.#zeroFile = zeroFile
+  /** `zeroPath`: what is read into a buffer to make the kernel give its pages (tests give another file). */
+  constructor (zeroPath = '/dev/zero') {
+    this.#zeroPath = zeroPath
   }
 
   /**
    * A buffer of at least `bytes`, its contents undefined (as Buffer.allocUnsafe's), of which the
-   * first `expectedBytes` are likely to be written; the next one is made ready for a call like this.
+   * first `expectedBytes` are likely to be written; the next one is made ready for a call like
+   * this. A buffer is handed out only once its read has ended: one asked for sooner is allocated.
    */
   take (bytes: number, expectedBytes: number): Buffer {
     const ready = this.#ready
@@ -40,7 +64,7 @@ export class PrefaultedBuffers {
     // A ready buffer much larger than asked for is not used: its pages would be held for nothing.
     const buffer = ready !== undefined && ready.length >= bytes && ready.length <= 2 * bytes ? ready : Buffer.allocUnsafeSlow(bytes)
     // A quarter more than asked: the next room's estimate differs a little from this one's, and
-    // the pages beyond the expected bytes are not given, so they cost no memory.
+    // pages beyond the expected bytes are not given, so they cost no memory.
     this.#prepare(Math.ceil(1.25 * bytes), Math.min(bytes, expectedBytes))
     return buffer
   }
@@ -50,25 +74,69 @@ export class PrefaultedBuffers {
     return this.#ready !== undefined
   }
 
-  /** The next buffer, of `bytes`, its first `faultBytes` read into on the thread pool. */
   #prepare (bytes: number, faultBytes: number): void {
     if (this.#reading) return
-    const zero = this.#zero ??= this.#openZero()
-    if (zero === -1) return
+    const fd = zeroFile(this.#zeroPath)
+    if (fd === -1) return
     const buffer = Buffer.allocUnsafeSlow(bytes)
     this.#reading = true
-    // A short read or a failed one leaves pages to be given on first write, as without it.
-    read(zero, buffer, 0, faultBytes, 0, () => {
+    // A short or failed read leaves pages to be given on first write, as without it.
+    read(fd, buffer, 0, faultBytes, 0, () => {
       this.#reading = false
       this.#ready = buffer
     })
   }
+}
 
-  #openZero (): number {
-    try {
-      return openSync(this.#zeroFile, 'r')
-    } catch {
-      return -1
+/** Bytes a read of the zero file covers (the pages of a load's 4 MiB of events take 5 to 20 ms to give). */
+const AHEAD_CHUNK = 4 * 1024 * 1024
+/**
+ * Reads on their way at once: the pool has 4 threads, and the file being loaded is read on them
+ * too; one more read keeps the pages ahead while the first is on its way.
+ */
+const AHEAD_READS = 2
+
+/**
+ * A buffer filled from its start (the loaded events' bytes), its pages given ahead of the
+ * filling: the chunks after the part being filled are read into. The filler says how far it is
+ * about to write before it does (`claim`); a read on its way below that is waited for, and no
+ * read is started there.
+ */
+export class PagesAhead {
+  readonly #buffer: Uint8Array
+  readonly #fd: number
+  /** Reads on their way, in order of their place. */
+  readonly #reading: Array<{ start: number, done: Promise<void> }> = []
+  /** Where the next read starts: below it, every byte is read into or claimed. */
+  #next = 0
+
+  constructor (buffer: Uint8Array, zeroPath = '/dev/zero') {
+    this.#buffer = buffer
+    this.#fd = zeroFile(zeroPath)
+  }
+
+  /**
+   * Bytes below `end` are about to be written: resolves once no read is on its way below it
+   * (undefined when none was), and starts the reads of the chunks after it.
+   */
+  claim (end: number): Promise<void> | undefined {
+    if (this.#fd === -1) return undefined
+    const reading = this.#reading
+    const waits: Array<Promise<void>> = []
+    while (reading.length > 0 && reading[0]!.start < end) waits.push(reading.shift()!.done)
+    if (this.#next < end) this.#next = end
+    const length = this.#buffer.length
+    while (reading.length < AHEAD_READS && this.#next < length) {
+      const start = this.#next
+      const stop = Math.min(length, start + AHEAD_CHUNK)
+      reading.push({ start, done: readZeros(this.#fd, this.#buffer, start, stop) })
+      this.#next = stop
     }
+    return waits.length === 0 ? undefined : Promise.all(waits).then(() => {})
+  }
+
+  /** Resolves once every read started has ended (tests). */
+  async settled (): Promise<void> {
+    await Promise.all(this.#reading.map(({ done }) => done))
   }
 }

@@ -5,6 +5,7 @@ import { compareMessageIds } from '../event-order.js'
 import { entityNumber } from '../../data/entity-numbers.js'
 import type { JsonBytes } from '../../data/json-bytes.js'
 import { scanWireLine, wireMessage, wireMessageIdEnd, WIRE_MESSAGE_ID_START, type WireParts } from '../../data/wire-line.js'
+import { PagesAhead } from './prefaulted-buffers.js'
 import { MemorySegment } from './memory-segment.js'
 import { MessageIdTable, messageIdHash, messageIdHashOfFnv } from './message-id-table.js'
 
@@ -32,6 +33,10 @@ export class SegmentBuilder {
   #spaceNumbers: Int32Array
   #json: Buffer
   #length = 0
+  /** Gives #json's pages ahead of the lines being added (undefined once #json is replaced). */
+  #ahead: PagesAhead | undefined
+  /** What the lines being added may fill of #json: where reads of the zero file may be on their way, after it. */
+  #claimed = 0
   readonly #byMessageId: MessageIdTable
   #inOrder = true
 
@@ -44,6 +49,7 @@ export class SegmentBuilder {
     this.#deviceNumbers = new Int32Array(expectedEvents)
     this.#spaceNumbers = new Int32Array(expectedEvents)
     this.#json = Buffer.allocUnsafe(Math.max(1024, expectedBytes))
+    this.#ahead = new PagesAhead(this.#json)
     this.#byMessageId = new MessageIdTable((position) => this.#idAt(position), expectedEvents)
   }
 
@@ -82,6 +88,19 @@ export class SegmentBuilder {
     this.#messages.push(undefined)
     this.#copy(bytes, start, end, position)
     return undefined
+  }
+
+  /**
+   * Lines of about `bytes` are about to be added: resolves once #json's room for them is no
+   * read's (undefined at once when it is none's already), and has the pages after them given.
+   */
+  beforeLines (bytes: number): Promise<void> | undefined {
+    const ahead = this.#ahead
+    if (ahead === undefined) return undefined
+    // A line's wire JSON is at most 4 bytes longer than the line (a date-time without
+    // milliseconds), and a line is longer than 80 bytes: a quarter more is room enough.
+    this.#claimed = this.#length + Math.ceil(1.25 * bytes) + 4096
+    return ahead.claim(this.#claimed)
   }
 
   get size (): number {
@@ -144,7 +163,9 @@ export class SegmentBuilder {
   /** Copies an event's JSON after the last one's. */
   #copy (bytes: Buffer, start: number, end: number, position: number): void {
     const room = end - start
-    if (this.#length + room > this.#json.length) this.#growJson(this.#length + room)
+    // Past what was claimed (a line longer in wire form than beforeLines allowed for, or lines
+    // added without it), a read of the zero file may be on its way: other memory is used.
+    if (this.#length + room > this.#json.length || (this.#ahead !== undefined && this.#length + room > this.#claimed)) this.#growJson(this.#length + room)
     this.#length += bytes.copy(this.#json, this.#length, start, end)
     this.#offsets[position + 1] = this.#length
   }
@@ -198,7 +219,8 @@ export class SegmentBuilder {
   }
 
   #growJson (atLeast: number): void {
-    const json = Buffer.allocUnsafe(Math.max(atLeast, this.#json.length * 2))
+    const json = Buffer.allocUnsafe(Math.max(atLeast, atLeast > this.#json.length ? this.#json.length * 2 : this.#json.length))
+    this.#ahead = undefined
     this.#json.copy(json, 0, 0, this.#length)
     this.#json = json
   }
