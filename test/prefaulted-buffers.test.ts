@@ -1,8 +1,7 @@
 import t, { type Test } from 'tap'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { setImmediate as turn } from 'node:timers/promises'
-import { PagesAhead, PrefaultedBuffers } from '../src/store/memory/prefaulted-buffers.js'
+import { PagesAhead, PrefaultedBuffers, READY_BUFFER_MAX } from '../src/store/memory/prefaulted-buffers.js'
 
 /** A file to read in place of /dev/zero whose bytes show where a buffer's contents came from. */
 function markedFile (t: Test): string {
@@ -12,7 +11,7 @@ function markedFile (t: Test): string {
 }
 
 async function untilReady (buffers: PrefaultedBuffers): Promise<void> {
-  for (let i = 0; i < 1000 && !buffers.hasReady; i++) await turn()
+  await buffers.settled()
 }
 
 const allMarked = (buffer: Buffer, bytes: number) => buffer.subarray(0, bytes).every((byte) => byte === 0xab)
@@ -47,10 +46,20 @@ t.test('a ready buffer smaller than asked, or more than twice as large, is not u
   t.ok(allMarked(ready, 500))
 })
 
+t.test('no buffer is kept ready for rooms larger than READY_BUFFER_MAX', async (t) => {
+  const buffers = new PrefaultedBuffers(markedFile(t))
+  t.equal(buffers.take(READY_BUFFER_MAX + 1, READY_BUFFER_MAX + 1).length, READY_BUFFER_MAX + 1)
+  await buffers.settled()
+  t.notOk(buffers.hasReady, 'none made ready')
+  buffers.take(READY_BUFFER_MAX / 2, READY_BUFFER_MAX / 2)
+  await buffers.settled()
+  t.ok(buffers.hasReady, 'one of half that size is')
+})
+
 t.test('without the zero file, buffers are allocated as asked and none is made ready', async (t) => {
   const buffers = new PrefaultedBuffers(join(t.testdir(), 'missing'))
   t.equal(buffers.take(1000, 1000).length, 1000)
-  for (let i = 0; i < 20; i++) await turn()
+  await buffers.settled()
   t.notOk(buffers.hasReady)
   t.equal(buffers.take(1000, 1000).length, 1000)
 })

@@ -24,13 +24,23 @@ function zeroFile (path: string): number {
   if (fd === undefined) {
     try {
       fd = openSync(path, 'r')
-    } catch {
+    } catch (error) {
+      // Out of descriptors for now: asked again next time. Any other failure (no such file on
+      // this system) stays.
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'EMFILE' || code === 'ENFILE') return -1
       fd = -1
     }
     zeroFiles.set(path, fd)
   }
   return fd
 }
+
+/**
+ * The largest buffer kept ready: a room for events of several KiB each (16,384 of them) would
+ * otherwise keep a copy of its size, its pages given, for as long as no ingest takes it.
+ */
+export const READY_BUFFER_MAX = 16 * 1024 * 1024
 
 /** Reads the zero file into buffer[start, end) on the thread pool; resolves when the read has ended, whatever its outcome. */
 function readZeros (fd: number, buffer: Uint8Array, start: number, end: number): Promise<void> {
@@ -46,7 +56,8 @@ function readZeros (fd: number, buffer: Uint8Array, start: number, end: number):
 export class PrefaultedBuffers {
   readonly #zeroPath: string
   #ready: Buffer | undefined
-  #reading = false
+  /** The read under way into the next buffer, if any. */
+  #reading: Promise<void> | undefined
 
   /** `zeroPath`: what is read into a buffer to make the kernel give its pages (tests give another file). */
   constructor (zeroPath = '/dev/zero') {
@@ -74,15 +85,19 @@ export class PrefaultedBuffers {
     return this.#ready !== undefined
   }
 
+  /** Resolves once the read under way, if any, has ended (tests). */
+  async settled (): Promise<void> {
+    await this.#reading
+  }
+
   #prepare (bytes: number, faultBytes: number): void {
-    if (this.#reading) return
+    if (this.#reading !== undefined || bytes > READY_BUFFER_MAX) return
     const fd = zeroFile(this.#zeroPath)
     if (fd === -1) return
     const buffer = Buffer.allocUnsafeSlow(bytes)
-    this.#reading = true
     // A short or failed read leaves pages to be given on first write, as without it.
-    read(fd, buffer, 0, faultBytes, 0, () => {
-      this.#reading = false
+    this.#reading = readZeros(fd, buffer, 0, faultBytes).then(() => {
+      this.#reading = undefined
       this.#ready = buffer
     })
   }
