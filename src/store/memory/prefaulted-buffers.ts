@@ -8,9 +8,10 @@ import { openSync, read } from 'node:fs'
  * Why: the store copies events into new memory (the loaded file's bytes, an ingest's rooms), and
  * a page the process never wrote is given on its first write. On this virtual machine such a
  * page often costs the host a fault too (freed guest memory is handed back to it), so the first
- * touch of a page costs 5 to 20 µs, paid by whichever thread touches it. Under the benchmark's
- * memory ingest that was a third of the main thread's time in the later rounds: 0.7 to 1.1 µs of
- * system time an event beside 1.7 to 1.8 µs of its own (BENCHMARKS.md, "What profiling found").
+ * touch of a page cost 2 to 12 µs in the measurements, paid by whichever thread touches it.
+ * Under the benchmark's memory ingest that was a third of the main thread's time in the later
+ * rounds: 0.7 to 1.1 µs of system time an event beside 1.7 to 1.8 µs of its own (BENCHMARKS.md,
+ * "What profiling found").
  *
  * The event loop never writes where a read is on its way: it waits for the read, or uses other
  * memory. Without /dev/zero (another system) memory is used as it comes.
@@ -103,7 +104,7 @@ export class PrefaultedBuffers {
   }
 }
 
-/** Bytes a read of the zero file covers (the pages of a load's 4 MiB of events take 5 to 20 ms to give). */
+/** Bytes a read of the zero file covers (the 1,024 pages of a load's 4 MiB of events took 2 to 12 ms to give). */
 const AHEAD_CHUNK = 4 * 1024 * 1024
 /**
  * Reads on their way at once: the pool has 4 threads, and the file being loaded is read on them
