@@ -78,32 +78,48 @@ export default fp<AuthenticationOptions>(async function authentication (fastify,
   const admit = (principal: Principal, access: RouteAccess, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     request.principal = principal
     if (principal.name !== undefined) reply.log = request.log = request.log.child({ token: principal.name })
-    if (request.is404 || principal[access]) return done()
+    if (request.is404 || principal[access]) {
+      done()
+      return
+    }
     sendError(reply, 'forbidden')
   }
 
   // Callback-style hooks: this runs on every request, and a promise per request is measurable;
-  // so is `request.routeOptions`, a new object on every read: read once.
-  fastify.addHook('onRequest', function checkToken (request, reply, done) {
+  // so is `request.routeOptions`, a new object on every read: read once. The hook returns
+  // nothing: a reply returned from it is a thenable to Fastify, which waited for the answer to
+  // finish (listeners on the response, another turn) only to find it answered; a 401 took
+  // 14.6-15.7 us of CPU against 13.3-14.0 without (86% -> 93-95% of the framework ceiling).
+  fastify.addHook('onRequest', function checkToken (request, reply, done): void {
     const config = request.routeOptions.config
-    if (config.public === true) return done()
+    if (config.public === true) {
+      done()
+      return
+    }
     const access = config.access ?? 'read'
     const header = authorizationOf(request.raw)
-    if (header === undefined) return sendError(reply, 'unauthorized_request')
+    if (header === undefined) {
+      sendError(reply, 'unauthorized_request')
+      return
+    }
     const socket = request.raw.socket
     const remembered = rememberedPrincipal(socket, header, tokens.generation)
     if (remembered !== NOT_REMEMBERED) {
-      return remembered === undefined ? sendError(reply, 'unauthorized_request') : admit(remembered, access, request, reply, done)
+      if (remembered === undefined) sendError(reply, 'unauthorized_request')
+      else admit(remembered, access, request, reply, done)
+      return
     }
     const token = bearerTokenIn(header)
     const principal = token === undefined ? undefined : tokens.lookup(token)
     if (principal !== undefined) {
       rememberPrincipal(socket, header, tokens.generation, principal)
-      return admit(principal, access, request, reply, done)
+      admit(principal, access, request, reply, done)
+      return
     }
     if (token === undefined || verifyJwt === undefined || !looksLikeJwt(token)) {
       rememberPrincipal(socket, header, tokens.generation, undefined)
-      return sendError(reply, 'unauthorized_request')
+      sendError(reply, 'unauthorized_request')
+      return
     }
     verifyJwt(token).then((verified) => {
       if (verified === undefined) sendError(reply, 'unauthorized_request')
