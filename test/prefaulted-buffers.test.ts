@@ -1,17 +1,18 @@
 import t, { type Test } from 'tap'
+import { pbkdf2 } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
 import { PagesAhead, PrefaultedBuffers, READY_BUFFER_MAX } from '../src/store/memory/prefaulted-buffers.js'
+import { SegmentBuilder } from '../src/store/memory/segment-builder.js'
+import { scanWireParts } from '../src/data/wire-line.js'
 
 /** A file to read in place of /dev/zero whose bytes show where a buffer's contents came from. */
 function markedFile (t: Test): string {
   const file = join(t.testdir(), 'marked')
   writeFileSync(file, Buffer.alloc(16 * 1024 * 1024, 0xab))
   return file
-}
-
-async function untilReady (buffers: PrefaultedBuffers): Promise<void> {
-  await buffers.settled()
 }
 
 const allMarked = (buffer: Buffer, bytes: number) => buffer.subarray(0, bytes).every((byte) => byte === 0xab)
@@ -24,7 +25,7 @@ t.test('the next buffer is read into on the thread pool and handed out only once
   const second = buffers.take(1000, 800)
   t.equal(second.length, 1000, 'one asked for meanwhile is allocated, not the one being read into')
   second.fill(0)
-  await untilReady(buffers)
+  await buffers.settled()
   t.ok(buffers.hasReady, 'then it is ready')
   const third = buffers.take(1000, 800)
   t.equal(third.length, 1250, 'the ready one, a quarter larger than asked (the next estimate differs a little)')
@@ -36,11 +37,11 @@ t.test('the next buffer is read into on the thread pool and handed out only once
 t.test('a ready buffer smaller than asked, or more than twice as large, is not used; asking again makes one of the new size', async (t) => {
   const buffers = new PrefaultedBuffers(markedFile(t))
   buffers.take(1000, 1000)
-  await untilReady(buffers)
+  await buffers.settled()
   t.equal(buffers.take(2000, 1000).length, 2000, 'larger than the ready one: allocated')
-  await untilReady(buffers)
+  await buffers.settled()
   t.equal(buffers.take(500, 500).length, 500, 'less than half the ready one: allocated')
-  await untilReady(buffers)
+  await buffers.settled()
   const ready = buffers.take(500, 500)
   t.equal(ready.length, 625)
   t.ok(allMarked(ready, 500))
@@ -67,7 +68,7 @@ t.test('without the zero file, buffers are allocated as asked and none is made r
 t.test('with /dev/zero, a ready buffer\'s expected bytes are zero', { skip: process.platform !== 'linux' && 'Linux /dev/zero' }, async (t) => {
   const buffers = new PrefaultedBuffers()
   buffers.take(1 << 20, 1 << 20)
-  await untilReady(buffers)
+  await buffers.settled()
   const ready = buffers.take(1 << 20, 1 << 20)
   t.equal(ready.length, 1.25 * (1 << 20))
   t.ok(ready.subarray(0, 1 << 20).every((byte) => byte === 0))
@@ -102,4 +103,29 @@ t.test('the pages ahead of a claim are read into, and none before it', async (t)
   t.ok(buffer.subarray(1000 + 8 * 1024 * 1024).every((byte) => byte === 0x22), 'no further ahead than that')
   const none = new PagesAhead(Buffer.alloc(1024), join(t.testdir(), 'missing'))
   t.equal(none.claim(10), undefined, 'without the zero file: nothing to wait for')
+})
+
+t.test('the load\'s builder: lines past what it claimed go to other memory, so the reads under way after the claim change none of them', { skip: process.platform !== 'linux' && 'Linux /dev/zero' }, async (t) => {
+  const line = (i: number) => Buffer.from(`{"message_id":"m${String(i).padStart(7, '0')}","message_code":"A","message_category":"alert","date_time":"${new Date(Date.UTC(2026, 0, 1) + i).toISOString()}","device_id":"d1","space_id":"s1"}`)
+  const count = 100_000
+  const lineBytes = line(0).length
+  const builder = new SegmentBuilder(count * lineBytes)
+  // The pool's 4 threads kept busy, so that the reads of /dev/zero the claim starts come after
+  // the lines are written: the claim is for a few lines only, and every line is then added at
+  // once, past it.
+  const busy = Array.from({ length: 4 }, () => promisify(pbkdf2)('x', 'y', 400_000, 32, 'sha256'))
+  t.equal(builder.beforeLines(10 * lineBytes), undefined, 'nothing under way yet')
+  let problems = 0
+  for (let i = 0; i < count; i++) {
+    const bytes = line(i)
+    if (builder.addWire(bytes, 0, bytes.length, scanWireParts(bytes, 0, bytes.length)!, i + 1) !== undefined) problems++
+  }
+  t.equal(problems, 0)
+  const segment = builder.build()
+  await Promise.all(busy)
+  await sleep(100)
+  const batches = [...segment.batches({ startMs: Date.UTC(2026, 0, 1), endMs: Date.UTC(2026, 0, 2) } as never)]
+  const json = batches.flatMap((batch) => batch.messages.map((_message, i) => batch.encoded!.bytes.toString('utf8', batch.encoded!.offsets[batch.encoded!.positions[i]!], batch.encoded!.offsets[batch.encoded!.positions[i]! + 1])))
+  t.equal(json.length, count)
+  t.ok(json.every((text, i) => text === line(i).toString()), 'every event\'s bytes as its line')
 })

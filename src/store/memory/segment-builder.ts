@@ -33,7 +33,10 @@ export class SegmentBuilder {
   #spaceNumbers: Int32Array
   #json: Buffer
   #length = 0
-  /** Gives #json's pages ahead of the lines being added (undefined once #json is replaced). */
+  /**
+   * Gives #json's pages ahead of the lines being added: made by beforeLines (a builder never told
+   * of its lines has none) for the #json of the time, dropped when #json is replaced.
+   */
   #ahead: PagesAhead | undefined
   /** What the lines being added may fill of #json: where reads of the zero file may be on their way, after it. */
   #claimed = 0
@@ -49,7 +52,6 @@ export class SegmentBuilder {
     this.#deviceNumbers = new Int32Array(expectedEvents)
     this.#spaceNumbers = new Int32Array(expectedEvents)
     this.#json = Buffer.allocUnsafe(Math.max(1024, expectedBytes))
-    this.#ahead = new PagesAhead(this.#json)
     this.#byMessageId = new MessageIdTable((position) => this.#idAt(position), expectedEvents)
   }
 
@@ -95,8 +97,7 @@ export class SegmentBuilder {
    * read's (undefined at once when it is none's already), and has the pages after them given.
    */
   beforeLines (bytes: number): Promise<void> | undefined {
-    const ahead = this.#ahead
-    if (ahead === undefined) return undefined
+    const ahead = this.#ahead ??= new PagesAhead(this.#json)
     // A line's wire JSON is at most 4 bytes longer than the line (a date-time without
     // milliseconds), and a line is longer than 80 bytes: a quarter more is room enough.
     this.#claimed = this.#length + Math.ceil(1.25 * bytes) + 4096
