@@ -1,5 +1,8 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import fc from 'fast-check'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { PagesInTurn, type PagesAsked } from '../src/store/memory/prefaulted-buffers.js'
 import { MessageIdTable, messageIdHash, messageIdHashOfBytes } from '../src/store/memory/message-id-table.js'
 
 t.test('the table answers as a Map of the same IDs does, for IDs it holds and IDs it does not', async (t) => {
@@ -110,4 +113,57 @@ t.test('negative values are another owner\'s: get and find skip them, findWhere 
   t.equal(table.get('own-1', 5), 1)
   t.equal(table.find(5, () => 'other'), -1, 'the negative entry is never compared through idOf')
   t.equal(table.findWhere(5, (value) => value < 0), -7)
+})
+
+/** A queue of index pages that keeps what it hands out, over a file of zeros (as /dev/zero reads). */
+function keptPages (t: Test, read?: (fd: number, memory: Uint8Array) => Promise<void>) {
+  const file = join(t.testdir(), 'zeros')
+  writeFileSync(file, Buffer.alloc(1 << 20))
+  const taken: ArrayBuffer[] = []
+  const asked: PagesAsked[] = []
+  const pages = new class extends PagesInTurn {
+    override ask (bytes: number): PagesAsked {
+      const one = super.ask(bytes)
+      const take = one.take.bind(one)
+      one.take = () => {
+        const memory = take()
+        if (memory !== undefined) taken.push(memory)
+        return memory
+      }
+      asked.push(one)
+      return one
+    }
+  }(file, read)
+  return { pages, taken, asked }
+}
+
+const manyIds = Array.from({ length: 600_000 }, (_, i) => `event-${i}`)
+
+t.test('a part\'s doubled slots are the memory it asked for ahead once its read has ended, and the table answers the same', async (t) => {
+  const { pages, taken, asked } = keptPages(t)
+  const table = new MessageIdTable((value) => manyIds[value]!, 16, 64, pages)
+  // 450,000 IDs: each of the 64 parts past 3/8 of 16,384 slots (asks for 32,768 slots, 256 KiB), short of half.
+  for (let i = 0; i < 450_000; i++) table.add(manyIds[i]!, i)
+  t.equal(asked.length, 64, 'each part asked for its doubled slots')
+  t.equal(taken.length, 0, 'none doubled yet')
+  await pages.settled()
+  for (let i = 450_000; i < manyIds.length; i++) table.add(manyIds[i]!, i)
+  t.equal(taken.length, 64, 'each part doubled into the memory it asked for')
+  t.ok(taken.every((memory) => memory.byteLength === 32_768 * 8 && new Int32Array(memory).some((slot) => slot !== 0)), 'which holds its slots')
+  t.ok(manyIds.every((id, i) => table.get(id) === i), 'every ID found with its value')
+  t.ok(Array.from({ length: 10_000 }, (_, i) => `other-${i}`).every((id) => table.get(id) === -1), 'IDs not added are not found')
+})
+
+t.test('a part that doubles before its memory\'s read has ended doubles into memory of its own, which the read\'s end leaves alone', async (t) => {
+  const held: Array<{ memory: Uint8Array, end: () => void }> = []
+  const { pages, taken } = keptPages(t, async (_fd, memory) => new Promise<void>((resolve) => { held.push({ memory, end: resolve }) }))
+  const table = new MessageIdTable((value) => manyIds[value]!, 16, 64, pages)
+  for (let i = 0; i < manyIds.length; i++) table.add(manyIds[i]!, i)
+  t.equal(held.length, 1, 'the first part\'s read under way, held')
+  // What the pool would write, had the part doubled into it.
+  held[0]!.memory.fill(0xff)
+  held[0]!.end()
+  await pages.settled()
+  t.equal(taken.length, 0, 'no part doubled into memory asked for')
+  t.ok(manyIds.every((id, i) => table.get(id) === i), 'every ID found with its value')
 })

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
-import { PagesAhead, PrefaultedBuffers, READY_BUFFER_MAX } from '../src/store/memory/prefaulted-buffers.js'
+import { PagesAhead, PagesInTurn, PrefaultedBuffers, READY_BUFFER_MAX } from '../src/store/memory/prefaulted-buffers.js'
 import { SegmentBuilder } from '../src/store/memory/segment-builder.js'
 import { scanWireParts } from '../src/data/wire-line.js'
 
@@ -128,4 +128,61 @@ t.test('the load\'s builder: lines past what it claimed go to other memory, so t
   const json = batches.flatMap((batch) => batch.messages.map((_message, i) => batch.encoded!.bytes.toString('utf8', batch.encoded!.offsets[batch.encoded!.positions[i]!], batch.encoded!.offsets[batch.encoded!.positions[i]! + 1])))
   t.equal(json.length, count)
   t.ok(json.every((text, i) => text === line(i).toString()), 'every event\'s bytes as its line')
+})
+
+/** A read that ends when the test says so: each call is kept, its memory to be written by the test. */
+function heldReads () {
+  const calls: Array<{ memory: Uint8Array, end: () => void }> = []
+  const read = async (_fd: number, memory: Uint8Array) => new Promise<void>((resolve) => { calls.push({ memory, end: resolve }) })
+  return { calls, read }
+}
+
+t.test('memory asked in turn is read into one read at a time, in the order asked; memory dropped before its turn is never allocated or read into', async (t) => {
+  const { calls, read } = heldReads()
+  const pages = new PagesInTurn(markedFile(t), read)
+  const first = pages.ask(1024)
+  const dropped = pages.ask(2048)
+  const third = pages.ask(4096)
+  dropped.drop()
+  t.equal(calls.length, 1, 'one read under way')
+  t.equal(calls[0]!.memory.length, 1024, 'the first asked')
+  t.notOk(first.ready, 'not ready while its read is under way')
+  calls[0]!.end()
+  await sleep(1)
+  t.ok(first.ready, 'ready once its read has ended')
+  t.equal(calls.length, 2, 'then the next read starts')
+  t.equal(calls[1]!.memory.length, 4096, 'the one dropped before its turn was skipped')
+  calls[1]!.end()
+  await pages.settled()
+  const memory = first.take()
+  t.equal(memory?.byteLength, 1024)
+  t.ok(new Uint8Array(memory!).every((byte) => byte === 0), 'zeroed memory')
+  t.equal(first.take(), undefined, 'taken once')
+  t.ok(third.ready)
+  t.equal(dropped.take(), undefined)
+})
+
+t.test('memory taken before its read has ended is not handed out, then or later: its asker writes elsewhere while the pool writes to it', async (t) => {
+  const { calls, read } = heldReads()
+  const pages = new PagesInTurn(markedFile(t), read)
+  const asked = pages.ask(1024)
+  t.equal(asked.take(), undefined, 'its read under way: none')
+  calls[0]!.memory.fill(0xab)
+  calls[0]!.end()
+  await pages.settled()
+  t.notOk(asked.ready)
+  t.equal(asked.take(), undefined, 'nor once it has ended')
+})
+
+t.test('memory asked in turn is read into from the zero file; without one, none is ever ready', async (t) => {
+  const pages = new PagesInTurn(markedFile(t))
+  const asked = pages.ask(1 << 20)
+  await pages.settled()
+  t.ok(asked.ready)
+  t.ok(new Uint8Array(asked.take()!).every((byte) => byte === 0xab), 'read into (the test\'s file of marked bytes)')
+  const none = new PagesInTurn(join(t.testdir(), 'missing'))
+  const never = none.ask(1024)
+  await none.settled()
+  t.notOk(never.ready)
+  t.equal(never.take(), undefined)
 })

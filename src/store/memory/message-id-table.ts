@@ -1,4 +1,5 @@
 import { IDENTIFIER_SEED } from '../../data/identifier-seed.js'
+import { PagesInTurn, type PagesAsked } from './prefaulted-buffers.js'
 
 /**
  * A message_id index of the memory store: message_id to a number (a position in a segment, or an
@@ -23,15 +24,19 @@ export class MessageIdTable {
   readonly #shards: Shard[] = []
   /** The hash's bits below its part's (32 with one part: `>>>` takes a count mod 32, so that case is spelled out). */
   readonly #shift: number
+  /** Where a part's doubled slots are asked for ahead of its doubling (undefined: allocated when it doubles). */
+  readonly #pages: PagesInTurn | undefined
   #size = 0
 
   /**
    * `idOf(value)`: the message_id stored with that value (the owner keeps the IDs). `parts`: 1 for
    * a table that lives only as long as one ingest (no doubling pauses to avoid there, and one
-   * pair of arrays instead of 64).
+   * pair of arrays instead of 64). `pages`: where a part asks for its doubled slots ahead (the
+   * shared index pages by default; none for a one-part table).
    */
-  constructor (idOf: (value: number) => string, expected = 16, parts: 1 | typeof SHARDS = SHARDS) {
+  constructor (idOf: (value: number) => string, expected = 16, parts: 1 | typeof SHARDS = SHARDS, pages: PagesInTurn | undefined = parts === 1 ? undefined : indexPages) {
     this.#idOf = idOf
+    this.#pages = pages
     this.#shift = parts === 1 ? 32 : SHARD_SHIFT
     let capacity = 16
     while (capacity * parts < expected * 2) capacity *= 2
@@ -116,7 +121,11 @@ export class MessageIdTable {
   /** add, for a caller that has the ID's hash (messageIdHash) and not its string. */
   addHashed (hash: number, value: number): void {
     const shard = this.#shard(hash)
-    if ((shard.size + 1) * 2 > shard.capacity) shard.grow()
+    if ((shard.size + 1) * 2 > shard.capacity) {
+      shard.grow()
+    } else if (shard.ahead === undefined && (shard.size + 1) * 8 > shard.capacity * ASK_AHEAD_EIGHTHS && this.#pages !== undefined && 16 * shard.capacity >= ASK_AHEAD_MIN_BYTES) {
+      shard.ahead = this.#pages.ask(16 * shard.capacity)
+    }
     const slots = shard.slots
     const mask = shard.mask
     let slot = hash & mask
@@ -139,6 +148,22 @@ export class MessageIdTable {
 
 /** Parts of a table: a power of two, chosen by the hash's top bits. */
 const SHARDS = 64
+
+/**
+ * A part's doubled slots are asked for once it is 3/8 full (it doubles at 1/2), their pages given
+ * on the pool meanwhile (PagesInTurn): the doubling then only copies the entries over. A part
+ * that doubles before its memory is ready allocates as before. Why: on this virtual machine a
+ * page the process never wrote costs 2 to 12 µs on its first write (prefaulted-buffers.ts), and
+ * the index's doublings were most of the event loop's page faults in an ingest's later rounds: at
+ * 8.4 million IDs the 64 parts double from 128 to 256 MiB, 65,000 pages, some 0.7 s of the main
+ * thread within a few seconds of ingest (BENCHMARKS.md, "What profiling found").
+ */
+const ASK_AHEAD_EIGHTHS = 3
+/** Doubled slots smaller than this are allocated as they come: their few pages cost less than the asking. */
+const ASK_AHEAD_MIN_BYTES = 256 * 1024
+
+/** Where the store's indexes ask for their parts' doubled slots: one queue for the process, one read at a time. */
+const indexPages = new PagesInTurn()
 const SHARD_SHIFT = 32 - Math.log2(SHARDS)
 
 /**
@@ -150,6 +175,8 @@ class Shard {
   slots: Int32Array
   mask: number
   size = 0
+  /** The doubled slots' memory, asked for ahead (MessageIdTable.addHashed). */
+  ahead: PagesAsked | undefined
 
   constructor (capacity: number) {
     this.slots = new Int32Array(2 * capacity)
@@ -192,7 +219,10 @@ class Shard {
     const old = this.slots
     const capacity = 2 * this.capacity
     const mask = capacity - 1
-    const slots = new Int32Array(2 * capacity)
+    // Memory asked for ahead, if its read has ended: all zeros (empty slots), its pages given.
+    const memory = this.ahead?.take()
+    this.ahead = undefined
+    const slots = memory !== undefined && memory.byteLength === 8 * capacity ? new Int32Array(memory) : new Int32Array(2 * capacity)
     for (let i = 0; i < old.length; i += 2) {
       const hash = old[i]!
       if (hash === 0) continue

@@ -156,3 +156,102 @@ export class PagesAhead {
     await Promise.all(this.#reading.map(({ done }) => done))
   }
 }
+
+/**
+ * Memory asked for ahead of its use, its pages given by reads of the zero file on the pool, one
+ * read at a time in the order asked (the message_id index's parts, which double: all 64 of them
+ * at about the same time, since IDs spread evenly over them). One at a time, so that the pool's
+ * other threads stay free for the events file's appends: 64 reads of 4 MiB queued at once held an
+ * append back by the time they took together.
+ */
+export class PagesInTurn {
+  readonly #zeroPath: string
+  readonly #read: (fd: number, memory: Uint8Array) => Promise<void>
+  readonly #waiting: PagesAsked[] = []
+  #reading = false
+  /** Resolves once the read under way, if any, has ended (tests). */
+  #done: Promise<void> = Promise.resolve()
+
+  /** `zeroPath` and `read` (what reads the file into memory; resolves when the read has ended) are for tests. */
+  constructor (zeroPath = '/dev/zero', read = (fd: number, memory: Uint8Array) => readZeros(fd, memory, 0, memory.length)) {
+    this.#zeroPath = zeroPath
+    this.#read = read
+  }
+
+  /** Zeroed memory of `bytes`, its pages given when its turn comes: see PagesAsked. */
+  ask (bytes: number): PagesAsked {
+    const asked = new PagesAsked(bytes)
+    this.#waiting.push(asked)
+    this.#next()
+    return asked
+  }
+
+  /** Resolves once no read is under way or waiting (tests). */
+  async settled (): Promise<void> {
+    while (this.#reading) await this.#done
+  }
+
+  #next (): void {
+    if (this.#reading) return
+    let asked: PagesAsked | undefined
+    do asked = this.#waiting.shift(); while (asked !== undefined && asked.dropped)
+    if (asked === undefined) return
+    const fd = zeroFile(this.#zeroPath)
+    if (fd === -1) {
+      this.#waiting.length = 0
+      return
+    }
+    // Allocated only now: memory asked for and dropped before its turn never is. Zeroed, so what
+    // a short or failed read leaves is zeros too (its pages then given on first write).
+    const memory = new ArrayBuffer(asked.bytes)
+    this.#reading = true
+    const ended = () => {
+      this.#reading = false
+      asked.ended(memory)
+      this.#next()
+    }
+    this.#done = this.#read(fd, new Uint8Array(memory)).then(ended, ended)
+  }
+}
+
+/** Memory asked of PagesInTurn: taken once its read has ended, or dropped. */
+export class PagesAsked {
+  readonly bytes: number
+  #memory: ArrayBuffer | undefined
+  #dropped = false
+
+  constructor (bytes: number) {
+    this.bytes = bytes
+  }
+
+  get dropped (): boolean {
+    return this.#dropped
+  }
+
+  /** Whether its read has ended and it is not taken or dropped yet (tests). */
+  get ready (): boolean {
+    return this.#memory !== undefined
+  }
+
+  /**
+   * The memory, all zeros, once its read has ended (the pool no longer writes to it); undefined
+   * before, and after it was taken or dropped. The one who asked writes to it only after this.
+   */
+  take (): ArrayBuffer | undefined {
+    const memory = this.#memory
+    this.#memory = undefined
+    this.#dropped = true
+    return memory
+  }
+
+  /** Not wanted any more: not read into if its turn has not come, let go once its read has ended. */
+  drop (): void {
+    this.#dropped = true
+    this.#memory = undefined
+  }
+
+  /** Called by PagesInTurn when the read into it has ended. */
+  ended (memory: ArrayBuffer): void {
+    if (!this.#dropped) this.#memory = memory
+  }
+}
