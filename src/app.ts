@@ -47,10 +47,11 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   fastify.register(openapi, { serviceSegment: config.serviceSegment })
   fastify.register(metrics, { token: config.metricsToken, port: config.metricsPort, host: config.host })
   fastify.register(corsHeaders, { origins: config.corsOrigins })
-  fastify.register(queryRules)
   fastify.register(entityRegistry, { entitiesFile: config.entitiesFile })
   fastify.register(authentication, { tokens, tokensFile: config.tokensFile, jwt: config.jwt })
   fastify.register(rateLimits, { limit: config.rateLimit })
+  // After the rate limit: its hook is added to each route before the name rules' (plugins/query-rules.ts).
+  fastify.register(queryRules, { afterRateLimit: config.rateLimit !== undefined })
   fastify.register(eventStore, { store: config.store })
   fastify.register(specifications, { specificationsFile: config.specificationsFile })
   fastify.register(liveEvents, { stream: config.stream, mqtt: config.mqtt })
