@@ -35,7 +35,8 @@ export interface QueryRulesOptions {
  *
  * They run as the route's last hook of a phase the request goes through anyway: onRequest, after
  * the token's hook; or preParsing, after the rate limit's, when there is one (registered after
- * the rate limit, so that its hook comes first). As a preValidation hook of their own, a phase
+ * the rate limit, which Fastify holds it to: its onRoute hook must come after the one that adds
+ * the rate limit's hook to each route). As a preValidation hook of their own, a phase
  * the interface's routes had no other hook in, they cost a small request about 0.7 µs of its
  * 20 (BENCHMARKS.md, "What profiling found").
  */
@@ -62,7 +63,7 @@ export default fp<QueryRulesOptions>(async function queryRules (fastify, options
       route.onRequest = [...toArray(route.onRequest), checkNames]
     }
   })
-}, { name: 'query-rules', fastify: '5.x' })
+}, { name: 'query-rules', dependencies: ['rate-limits'], fastify: '5.x' })
 
 function toArray<T> (value: T | T[] | undefined): T[] {
   if (value === undefined) return []

@@ -167,3 +167,15 @@ t.test('a part that doubles before its memory\'s read has ended doubles into mem
   t.equal(taken.length, 0, 'no part doubled into memory asked for')
   t.ok(manyIds.every((id, i) => table.get(id) === i), 'every ID found with its value')
 })
+
+t.test('a table built for as many IDs as it holds asks for no memory ahead; once it holds more, its parts ask', async (t) => {
+  const { pages, asked } = keptPages(t)
+  // Made for 450,000: 16,384 slots a part, each part past 3/8 full (about 7,000 IDs) but short of half.
+  const made = 450_000
+  const table = new MessageIdTable((value) => manyIds[value]!, made, 64, pages)
+  for (let i = 0; i < made; i++) table.add(manyIds[i]!, i)
+  t.equal(asked.length, 0, 'none asked: a table built whole may never double')
+  for (let i = made; i < manyIds.length; i++) table.add(manyIds[i]!, i)
+  t.equal(asked.length, 64, 'past what it was made for, each part asked')
+  t.ok(manyIds.every((id, i) => table.get(id) === i))
+})

@@ -186,3 +186,13 @@ t.test('memory asked in turn is read into from the zero file; without one, none 
   t.notOk(never.ready)
   t.equal(never.take(), undefined)
 })
+
+t.test('memory that cannot be allocated when its turn comes is none, and the asks after it are served', async (t) => {
+  const pages = new PagesInTurn(markedFile(t))
+  const huge = pages.ask(2 ** 53)
+  await pages.settled()
+  t.notOk(huge.ready, 'none for it')
+  const next = pages.ask(1024)
+  await pages.settled()
+  t.ok(next.ready, 'the next ask is read into')
+})

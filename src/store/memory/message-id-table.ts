@@ -26,6 +26,13 @@ export class MessageIdTable {
   readonly #shift: number
   /** Where a part's doubled slots are asked for ahead of its doubling (undefined: allocated when it doubles). */
   readonly #pages: PagesInTurn | undefined
+  /**
+   * Asked for only once the table holds more IDs than it was made for: a table built whole (a
+   * segment's, sized for its events) has parts a quarter to a half full, some past 3/8, which
+   * would ask for memory they may never double into; the store's index grows past its loaded
+   * events with the ingests, and asks then.
+   */
+  readonly #expected: number
   #size = 0
 
   /**
@@ -37,6 +44,7 @@ export class MessageIdTable {
   constructor (idOf: (value: number) => string, expected = 16, parts: 1 | typeof SHARDS = SHARDS, pages: PagesInTurn | undefined = parts === 1 ? undefined : indexPages) {
     this.#idOf = idOf
     this.#pages = pages
+    this.#expected = expected
     this.#shift = parts === 1 ? 32 : SHARD_SHIFT
     let capacity = 16
     while (capacity * parts < expected * 2) capacity *= 2
@@ -123,7 +131,7 @@ export class MessageIdTable {
     const shard = this.#shard(hash)
     if ((shard.size + 1) * 2 > shard.capacity) {
       shard.grow()
-    } else if (shard.ahead === undefined && (shard.size + 1) * 8 > shard.capacity * ASK_AHEAD_EIGHTHS && this.#pages !== undefined && 16 * shard.capacity >= ASK_AHEAD_MIN_BYTES) {
+    } else if (shard.ahead === undefined && (shard.size + 1) * 8 > shard.capacity * ASK_AHEAD_EIGHTHS && this.#pages !== undefined && this.#size >= this.#expected && 16 * shard.capacity >= ASK_AHEAD_MIN_BYTES) {
       shard.ahead = this.#pages.ask(16 * shard.capacity)
     }
     const slots = shard.slots

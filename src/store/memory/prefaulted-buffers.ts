@@ -203,7 +203,17 @@ export class PagesInTurn {
     }
     // Allocated only now: memory asked for and dropped before its turn never is. Zeroed, so what
     // a short or failed read leaves is zeros too (its pages then given on first write).
-    const memory = new ArrayBuffer(asked.bytes)
+    let memory: ArrayBuffer
+    try {
+      memory = new ArrayBuffer(asked.bytes)
+    } catch {
+      // No memory for it now: none of those waiting gets any (each allocates when it needs it,
+      // as without asking), and this is not thrown at an insert or left to reject unheard.
+      asked.drop()
+      for (const waiting of this.#waiting) waiting.drop()
+      this.#waiting.length = 0
+      return
+    }
     this.#reading = true
     const ended = () => {
       this.#reading = false
