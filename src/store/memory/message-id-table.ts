@@ -29,8 +29,9 @@ export class MessageIdTable {
   /**
    * Asked for only once the table holds more IDs than it was made for: a table built whole (a
    * segment's, sized for its events) has parts a quarter to a half full, some past 3/8, which
-   * would ask for memory they may never double into; the store's index grows past its loaded
-   * events with the ingests, and asks then.
+   * would ask for memory they may never double into; the store's index grows past the room its
+   * load made (segment-builder.ts: an event for every 128 bytes of the file) with the ingests,
+   * and asks then.
    */
   readonly #expected: number
   #size = 0
