@@ -34,6 +34,11 @@ t.test('CORS_ORIGINS: headers for the listed origins, preflight without a token;
   const real = await app.inject({ url: EVENTS, headers: { ...AUTH, origin: 'https://app.example.com' } })
   t.equal(real.statusCode, 200)
   t.equal(real.headers['access-control-allow-origin'], 'https://app.example.com')
+  // A cache must keep apart the answers to other origins and to other codings, on every route.
+  t.match(real.headers.vary, /(^|, *)origin(,|$)/i, 'events: Vary names Origin')
+  t.match(real.headers.vary, /(^|, *)accept-encoding(,|$)/i, 'and Accept-Encoding')
+  const specifications = await app.inject({ url: '/svc/v2/event_specifications', headers: { ...AUTH, origin: 'https://app.example.com' } })
+  t.match(specifications.headers.vary, /(^|, *)origin(,|$)/i, 'specifications: Vary names Origin')
   const denied = await app.inject({ url: EVENTS, headers: { origin: 'https://app.example.com' } })
   t.equal(denied.statusCode, 401, 'the real request still needs its token')
   t.equal(denied.headers['access-control-allow-origin'], 'https://app.example.com', 'and its 401 is readable by the page')

@@ -62,7 +62,9 @@ function send (reply: FastifyReply, body: Buffer | Readable, coding: ContentCodi
   // A whole answer's memory is reused once it is written out (a response that never finishes
   // keeps it, to be collected).
   if (Buffer.isBuffer(body)) reply.raw.on('finish', () => { giveBackLentBuffer(body) })
-  reply.header('vary', 'Accept-Encoding')
+  // Added to, not set: @fastify/cors may have named Origin already.
+  const vary = reply.getHeader('vary')
+  reply.header('vary', vary === undefined ? 'Accept-Encoding' : `${String(vary)}, Accept-Encoding`)
   if (body instanceof GzippedEventsStream) return sendJson(reply.header('content-encoding', 'gzip'), body)
   if (coding === undefined || (Buffer.isBuffer(body) && body.length < COMPRESS_FROM_BYTES)) return sendJson(reply, body)
   reply.header('content-encoding', coding)
