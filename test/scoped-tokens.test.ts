@@ -70,8 +70,10 @@ t.test('TOKENS_FILE: ingest rights, hashes in any case, unscoped tokens keep wor
 
 t.test('a bad TOKENS_FILE stops start-up naming the entry', async (t) => {
   const cases: Array<[string, unknown[], RegExp]> = [
-    ['an unknown field', [{ name: 'a', sha256: tokenDigest('x'), scopes: {} }], /tokens\.json: .*scopes/],
-    ['a bad hash', [{ name: 'a', sha256: 'abc' }], /tokens\.json: .*sha256/],
+    ['an unknown field', [{ name: 'a', sha256: tokenDigest('x') }, { name: 'acme-fm', sha256: tokenDigest('y'), scopes: {} }], /tokens\.json: entry tokens\[1\] \("acme-fm"\)\.scopes: unexpected property/],
+    ['a bad hash', [{ name: 'acme-fm', sha256: 'abc' }], /tokens\.json: entry tokens\[0\] \("acme-fm"\)\.sha256: "abc" is not/],
+    ['an entry without a name', [{ sha256: tokenDigest('x') }], /tokens\.json: entry tokens\[0\]\.name: expected required property/],
+    ['a name that is no string', [{ name: 7, sha256: tokenDigest('x') }], /tokens\.json: entry tokens\[0\]\.name: /],
     ['an unknown entity in a scope', [{ name: 'a', sha256: tokenDigest('x') }, { name: 'b', sha256: tokenDigest('y'), scope: { device_ids: ['ghost'] } }], /entry tokens\[1\] \("b"\)\.scope: unknown device "ghost"/],
     ['a repeated name', [{ name: 'a', sha256: tokenDigest('x') }, { name: 'a', sha256: tokenDigest('y') }], /entry tokens\[1\] \("a"\): the name is already used by tokens\[0\]/]
   ]

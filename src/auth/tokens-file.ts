@@ -1,6 +1,6 @@
 import { TokensFile } from '../../schemas/tokens.js'
 import { DataFileError } from '../data/data-file-error.js'
-import { readCheckedJsonFile } from '../data/read-json-file.js'
+import { readJsonFile } from '../data/read-json-file.js'
 import { compileSchemaCheck } from '../data/schema-check.js'
 import type { EntityRegistry } from '../registry/entity-registry.js'
 import { keyOfHexDigest } from '../http/bearer-token.js'
@@ -14,7 +14,12 @@ const tokensCheck = compileSchemaCheck(TokensFile)
  * `ingest: true` also posts them. Returns them by digest.
  */
 export async function loadTokensFile (file: string, registry: EntityRegistry): Promise<Map<string, Principal>> {
-  const { tokens } = await readCheckedJsonFile(file, tokensCheck)
+  const value = await readJsonFile(file)
+  if (!tokensCheck.is(value)) {
+    const problem = tokensCheck.problem(value)!
+    throw new DataFileError(file, problem.path === '' ? 'the top level' : `entry ${withEntryName(problem.path, value)}`, problem.reason)
+  }
+  const { tokens } = value
   const byDigest = new Map<string, Principal>()
   const names = new Map<string, number>()
   tokens.forEach((entry, index) => {
@@ -31,4 +36,17 @@ export async function loadTokensFile (file: string, registry: EntityRegistry): P
     byDigest.set(key, { name: entry.name, key: `file:${entry.name}`, read: true, ingest: entry.ingest === true, scope: entry.scope })
   })
   return byDigest
+}
+
+/**
+ * A schema problem's path with the entry's name after its index (`tokens[1] ("acme-fm").scopes`),
+ * as the file's other messages give it: an operator looks for the name. Only a name that is a
+ * string is given.
+ */
+function withEntryName (path: string, value: unknown): string {
+  const index = /^tokens\[(\d+)\]/.exec(path)
+  if (index === null) return path
+  const entry = (value as { tokens?: unknown[] }).tokens?.[Number(index[1])] as { name?: unknown } | undefined
+  const name = entry?.name
+  return typeof name === 'string' ? `${index[0]} (${JSON.stringify(name)})${path.slice(index[0].length)}` : path
 }
