@@ -5,8 +5,17 @@ type GetKey = ReturnType<typeof createLocalJWKSet>
 
 export interface JwksKeysSettings {
   url: string
-  /** The least time between two fetches, whether the last one answered or failed (30 s; tests set less). */
+  /**
+   * The least time between two fetches, whether the last one answered or failed (30 s; tests set
+   * less); a kid the keys lack may fetch sooner, after one that answered (unknownKidFetches).
+   */
   cooldownMs: number
+  /**
+   * How many fetches kids the keys lack may make within one cooldown after a fetch that answered
+   * (5): a key added to the set verifies at once, while forged kids cannot flood the identity
+   * provider. A kid fetched for in vain makes no other fetch within the cooldown.
+   */
+  unknownKidFetches: number
   /** Keys older than this are fetched again before a token is judged with them (60 s). */
   maxAgeMs: number
   /** Keys not refreshed for this long (the identity provider unreachable) are no longer trusted (1 h). */
@@ -21,6 +30,7 @@ export interface JwksKeysSettings {
 
 export const JWKS_DEFAULTS = {
   cooldownMs: 30_000,
+  unknownKidFetches: 5,
   maxAgeMs: 60_000,
   staleLimitMs: 60 * 60_000,
   maxBytes: 1024 * 1024,
@@ -40,7 +50,11 @@ export const JWKS_DEFAULTS = {
  *   background refresh this had first judged that token with the old keys), so a withdrawn key is
  *   refused within maxAge; a fetch that fails leaves the keys held serving, so an identity
  *   provider down for a while stops nobody; keys not refreshed for staleLimit are dropped;
- * - a kid the keys do not have makes a fetch (a key added since), within the cooldown;
+ * - a kid the keys do not have makes a fetch (a key added since), even within the cooldown when
+ *   the last fetch answered (an identity provider rotating its keys publishes the new one just
+ *   before its first token: a test that rotates and asks at once, or a client, would otherwise
+ *   be refused for up to the cooldown), at most unknownKidFetches of them a cooldown, and never
+ *   twice for one kid within it;
  * - a fetch is bounded in time and in bytes, follows no redirect (as jose's did not: whoever
  *   controls a redirect would choose the keys), and may begin with a byte order mark;
  * - ages on the monotonic clock: a wall clock stepped back neither freezes the fetches nor keeps
@@ -51,7 +65,12 @@ export class JwksKeys {
   #keys: GetKey | undefined
   #fetchedAt = -Infinity
   #attemptedAt = -Infinity
+  #lastFailed = false
   #fetching: Promise<void> | undefined
+  /** When fetches for kids the keys lacked began, within the last cooldown. */
+  #kidFetchTimes: number[] = []
+  /** Kids fetched for in vain, and when (forgotten after a cooldown; at most VAIN_KIDS_HELD). */
+  readonly #vainKids = new Map<string, number>()
 
   constructor (settings: JwksKeysSettings) {
     this.#settings = settings
@@ -67,21 +86,62 @@ export class JwksKeys {
       return await keys(...args)
     } catch (error) {
       if (!(error instanceof errors.JWKSNoMatchingKey)) throw error
-      await this.#refresh()
+      const kid = String(args[0]?.kid ?? '')
+      await this.#refreshForKid(kid)
       if (this.#keys === undefined || this.#keys === keys) throw error
-      return await this.#keys(...args)
+      try {
+        return await this.#keys(...args)
+      } catch (again) {
+        if (again instanceof errors.JWKSNoMatchingKey) this.#rememberVain(kid)
+        throw again
+      }
     }
+  }
+
+  /**
+   * A fetch for a kid the keys lack: the cooldown's rule, except after a fetch that answered,
+   * where a kid not fetched for in vain lately may fetch while the cooldown's budget lasts.
+   */
+  #refreshForKid (kid: string): Promise<void> {
+    if (this.#fetching !== undefined) return this.#fetching
+    const now = performance.now()
+    const cooldown = this.#settings.cooldownMs
+    if (this.#lastFailed || now - this.#attemptedAt >= cooldown) return this.#refresh()
+    const vainAt = this.#vainKids.get(kid)
+    if (vainAt !== undefined && now - vainAt < cooldown) return Promise.resolve()
+    this.#kidFetchTimes = this.#kidFetchTimes.filter((at) => now - at < cooldown)
+    if (this.#kidFetchTimes.length >= this.#settings.unknownKidFetches) return Promise.resolve()
+    this.#kidFetchTimes.push(now)
+    return this.#fetch()
+  }
+
+  #rememberVain (kid: string): void {
+    const now = performance.now()
+    if (this.#vainKids.size >= VAIN_KIDS_HELD) {
+      for (const [held, at] of this.#vainKids) if (now - at >= this.#settings.cooldownMs) this.#vainKids.delete(held)
+      // All of them recent: a flood of forged kids, which the budget bounds anyway.
+      if (this.#vainKids.size >= VAIN_KIDS_HELD) this.#vainKids.clear()
+    }
+    this.#vainKids.set(kid, now)
   }
 
   /** Fetches the key set unless one was tried within the cooldown; never rejects. */
   #refresh (): Promise<void> {
     if (this.#fetching !== undefined) return this.#fetching
     if (performance.now() - this.#attemptedAt < this.#settings.cooldownMs) return Promise.resolve()
+    return this.#fetch()
+  }
+
+  /** Fetches the key set now (one at a time); never rejects. */
+  #fetch (): Promise<void> {
+    if (this.#fetching !== undefined) return this.#fetching
     this.#attemptedAt = performance.now()
     this.#fetching = fetchKeySet(this.#settings).then((keySet) => {
       this.#keys = createLocalJWKSet(keySet)
       this.#fetchedAt = performance.now()
+      this.#lastFailed = false
     }, (error: unknown) => {
+      this.#lastFailed = true
       const cause = (error as Error).cause
       this.#settings.onFetchFailed?.((error as Error).message + (cause instanceof Error ? ` (${cause.message})` : ''))
     }).finally(() => {
@@ -90,6 +150,9 @@ export class JwksKeys {
     return this.#fetching
   }
 }
+
+/** The kids fetched for in vain remembered at most (each a short string). */
+const VAIN_KIDS_HELD = 1000
 
 async function fetchKeySet ({ url, maxBytes, timeoutMs }: JwksKeysSettings): Promise<JSONWebKeySet> {
   const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(timeoutMs) })

@@ -230,3 +230,24 @@ t.test('concurrent checks of one token share one verification (many streams of o
   t.ok(principals.every((principal) => principal?.name === 'jwt:many-streams'))
   t.equal(checks, 1, 'one signature check for 30 concurrent callers')
 })
+
+t.test('a kid the keys lack is fetched for at once, even right after a fetch (keys rotate); forged kids make a few fetches a cooldown, a kid fetched for in vain no more', async (t) => {
+  const jwks = await startJwksServer(t)
+  const first = await jwks.addKey('RS256', 'rsa-1')
+  // The default cooldown (30 s): nothing here waits for it.
+  const { status } = await jwtApp(t, jwks.url, {})
+  t.equal(await status(await jwks.sign(first, { sub: 'a' })), 200)
+  t.equal(jwks.fetches, 1)
+  const rotated = await jwks.addKey('ES256', 'ec-2')
+  t.equal(await status(await jwks.sign(rotated, { sub: 'a' })), 200, 'a key added a moment after the last fetch verifies at once')
+  t.equal(jwks.fetches, 2)
+
+  const { privateKey } = await generateKeyPair('RS256')
+  const forged = (kid: string) => new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'RS256', kid }).setIssuer('https://idp.test').setAudience('events-provider').setExpirationTime('5m').sign(privateKey)
+  const same = await forged('ghost')
+  for (let i = 0; i < 10; i++) t.equal(await status(same), 401)
+  t.equal(jwks.fetches, 3, 'one kid fetched for in vain is not fetched for again within the cooldown')
+  for (let i = 0; i < 20; i++) t.equal(await status(await forged(`ghost-${i}`)), 401)
+  t.ok(jwks.fetches <= 2 + 5, `forged kids made at most 5 fetches in all (${jwks.fetches - 2})`)
+  t.equal(await status(await jwks.sign(first, { sub: 'a' })), 200, 'the keys held still serve')
+})
