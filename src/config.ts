@@ -118,6 +118,11 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   const common = values as CommonEnvironment
   const port = Number(common.PORT ?? 8080)
   if (port > 65535) throw new ConfigError(`PORT must be a TCP port number from 0 to 65535; got ${JSON.stringify(common.PORT)}`)
+  // Their patterns take four to ten digits; the range their descriptions give is checked here.
+  for (const name of ['INGEST_MAX_BYTES', 'STREAM_MAX_BUFFER_BYTES'] as const) {
+    const size = common[name] === undefined ? undefined : Number(common[name])
+    if (size !== undefined && (size < 1024 || size > 1024 * 1024 * 1024)) throw new ConfigError(`${name} must be a size in bytes from 1024 to 1073741824; got ${JSON.stringify(common[name])}`)
+  }
   const metricsPort = common.METRICS_PORT === undefined ? undefined : Number(common.METRICS_PORT)
   if (metricsPort !== undefined && metricsPort > 65535) throw new ConfigError(`METRICS_PORT must be a TCP port number from 1 to 65535; got ${JSON.stringify(common.METRICS_PORT)}`)
   // /metrics is served only with its token: a port without one would be a port that serves nothing.

@@ -45,6 +45,12 @@ t.test('an empty variable counts as unset', async (t) => {
   t.equal(loadConfig({ PORT: '' }).port, 8080)
 })
 
+t.test('sizes at the ends of their range are taken', async (t) => {
+  t.equal(loadConfig({ INGEST_MAX_BYTES: '1024' }).ingestMaxBytes, 1024)
+  t.equal(loadConfig({ INGEST_MAX_BYTES: '1073741824' }).ingestMaxBytes, 1073741824)
+  t.equal(loadConfig({ STREAM_MAX_BUFFER_BYTES: '1024' }).stream.maxBufferBytes, 1024)
+})
+
 t.test('a bad value is refused with a message naming the variable', async (t) => {
   const bad: Array<[Record<string, string>, string]> = [
     [{ PORT: 'http' }, 'PORT'],
@@ -56,7 +62,12 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     [{ API_TOKENS: ',' }, 'API_TOKENS'],
     [{ API_TOKENS: 'a b' }, 'API_TOKENS'],
     [{ HOST: 'two words' }, 'HOST'],
-    [{ EVENTS_FILE: '   ' }, 'EVENTS_FILE']
+    [{ EVENTS_FILE: '   ' }, 'EVENTS_FILE'],
+    // Four to ten digits, but outside the range the message gives.
+    [{ INGEST_MAX_BYTES: '1000' }, 'INGEST_MAX_BYTES'],
+    [{ INGEST_MAX_BYTES: '1073741825' }, 'INGEST_MAX_BYTES'],
+    [{ STREAM_MAX_BUFFER_BYTES: '1023' }, 'STREAM_MAX_BUFFER_BYTES'],
+    [{ STREAM_MAX_BUFFER_BYTES: '9999999999' }, 'STREAM_MAX_BUFFER_BYTES']
   ]
   for (const [env, name] of bad) {
     const value = Object.values(env)[0]!
