@@ -149,6 +149,36 @@ t.test('start_date: the stored events from then, in the events endpoint\'s order
   await client.until((c) => c.messages.length === storedIds.length + 1, 5000, 'live after the replay')
 })
 
+t.test('start_date, resumed: a client that drops in the replay gets a reset naming from when to backfill; one that had the whole replay just resumes', async (t) => {
+  const { app, base } = await listening(t)
+  const query = 'start_date=2024-01-01T00:00:00Z&device_ids=soap-001'
+  const client = stream(t, `${base}/svc/v2/events/stream?${query}`)
+  const storedCount = (await app.inject({ url: `/svc/v2/events?${query}`, headers: AUTH })).json().data.length
+  t.ok(storedCount >= 3)
+  await client.until((c) => c.messages.length === storedCount, 5000, 'the replay')
+  const ids = client.messages.map((frame) => frame.id!)
+  const cursor = ids.at(-1)!
+  t.match(cursor, /^[^@]+-\d+$/, 'the last replayed event carries the cursor of the stream\'s start')
+  for (const [i, frame] of client.messages.slice(0, -1).entries()) {
+    t.equal(frame.id, `${cursor}@${JSON.parse(frame.data!).date_time}`, `replayed event ${i}: the cursor, and how far the replay got`)
+  }
+  client.close()
+  const late = event()
+  await ingest(app, [late])
+
+  const midway = client.messages[1]!
+  const dropped = stream(t, `${base}/svc/v2/events/stream?${query}`, { ...AUTH, 'last-event-id': midway.id! })
+  await dropped.until((c) => c.messages.length === 1, 5000, 'the events accepted after the stream began')
+  t.equal(dropped.frames[0]!.event, 'reset', 'the rest of the replay is not skipped without saying so')
+  t.same(JSON.parse(dropped.frames[0]!.data!), { since: new Date(JSON.parse(midway.data!).date_time).toISOString() }, 'backfill from the last event it got')
+  t.equal(JSON.parse(dropped.messages[0]!.data!).message_id, late.message_id)
+
+  const whole = stream(t, `${base}/svc/v2/events/stream?${query}`, { ...AUTH, 'last-event-id': cursor })
+  await whole.until((c) => c.messages.length === 1, 5000, 'the events accepted after the stream began')
+  t.same(whole.frames.map((frame) => frame.event), ['message'], 'no reset')
+  t.equal(JSON.parse(whole.messages[0]!.data!).message_id, late.message_id)
+})
+
 t.test('start_date while an ingest of stored events is on its way (a retry: unchanged, or refused): the replay still sends them, and a new event of that ingest comes once', async (t) => {
   const eventsFile = join(t.testdir(), 'events.ndjson')
   copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)

@@ -13,7 +13,7 @@ import type { Principal } from '../auth/principal.js'
 import type { EventQuery } from '../store/event-store.js'
 import { encodeMessage } from '../store/message-json.js'
 import { dateRangeOf } from '../time/date-range.js'
-import { EVENT_TIME_MAX_MS, formatEventTime } from '../time/rfc3339.js'
+import { EVENT_TIME_MAX_MS, formatEventTime, parseRfc3339 } from '../time/rfc3339.js'
 
 export interface EventStreamOptions {
   /** A stream's unsent data bound (STREAM_MAX_BUFFER_BYTES): the replay waits below it. */
@@ -116,9 +116,17 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
 
     const lastEventId = request.headers['last-event-id']
     if (typeof lastEventId === 'string' && lastEventId !== '') {
-      const resumed = log.resume(lastEventId, Date.now(), (message) => fastify.entityRegistry.knowsEntityOf(message) && stream.matches(message))
-      if ('since' in resumed) {
+      const { cursor, replayedTo } = resumePointOf(lastEventId)
+      const resumed = log.resume(cursor, Date.now(), (message) => fastify.entityRegistry.knowsEntityOf(message) && stream.matches(message))
+      if (replayedTo !== undefined) {
+        // It left in its start_date replay: the rest of the replay was accepted before the cursor,
+        // so no log holds it for the stream; the client backfills it with the events endpoint.
+        const since = 'since' in resumed && Date.parse(resumed.since) < replayedTo ? resumed.since : formatEventTime(replayedTo)
+        streams.write(stream, namedFrame('reset', { since }))
+      } else if ('since' in resumed) {
         streams.write(stream, namedFrame('reset', { since: resumed.since }))
+      }
+      if ('since' in resumed) {
         streams.add(stream)
         return
       }
@@ -150,10 +158,15 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     streams.add(stream)
     const cursor = log.headCursor
     const query: EventQuery = { startMs, endMs: EVENT_TIME_MAX_MS, ...filter }
+    // Each replayed event's id is the cursor and its date_time (how far the replay got, for a
+    // client that drops in it), but the last one's is the cursor alone (it had everything): so an
+    // event's frame is written once the next one is known, or the replay has ended.
+    let last: { json: string, dateTime: string } | undefined
     try {
       for await (const batch of fastify.events.query(query)) {
         if (stream.closed) break
         let frame = ''
+        let written: string | undefined
         const { messages, encoded } = batch
         for (let i = 0; i < messages.length; i++) {
           const message = messages[i]!
@@ -166,11 +179,15 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
           const json = encoded === undefined
             ? encodeMessage(message)
             : encoded.bytes.toString('utf8', encoded.offsets[encoded.positions[i]!]!, encoded.offsets[encoded.positions[i]! + 1]!)
-          frame += messageFrame(cursor, json)
+          if (last !== undefined) {
+            frame += messageFrame(`${cursor}${REPLAYED_TO}${last.dateTime}`, last.json)
+            written = last.dateTime
+          }
+          last = { json, dateTime: message.date_time }
         }
         if (frame !== '') {
           // Written from here on: a stream ended now says to backfill from the last of them.
-          stream.replayFrom = messages[messages.length - 1]!.date_time
+          stream.replayFrom = written!
           await writeWaiting(socket, frame, options.maxBufferBytes)
         }
       }
@@ -180,8 +197,26 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       socket.destroy()
       return
     }
+    if (last !== undefined && !stream.closed) {
+      stream.replayFrom = last.dateTime
+      await writeWaiting(socket, messageFrame(cursor, last.json), options.maxBufferBytes)
+    }
     goLive(stream)
   })
+}
+
+/** Between a replayed event's cursor and its date_time, in its id. */
+const REPLAYED_TO = '@'
+
+/**
+ * A Last-Event-ID's cursor and, for an event of a start_date replay (not its last), the instant
+ * of that event (where the replay had got to). An id whose part after REPLAYED_TO is no date-time
+ * is a cursor as it is (a foreign one, answered with a reset).
+ */
+function resumePointOf (lastEventId: string): { cursor: string, replayedTo?: number } {
+  const at = lastEventId.indexOf(REPLAYED_TO)
+  const instant = at === -1 ? undefined : parseRfc3339(lastEventId.slice(at + 1))
+  return instant === undefined ? { cursor: lastEventId } : { cursor: lastEventId.slice(0, at), replayedTo: instant.epochMs }
 }
 
 /** setTimeout's longest delay: a later expiry is looked at again then. */
