@@ -290,22 +290,26 @@ export default fp<OpenapiOptions>(async function openapi (fastify, options) {
 
   fastify.get(documentPath, { schema: { hide: true }, config: { public: true } }, async () => fastify.swagger())
 
-  // Swagger UI's routes (its page, assets and its copy of the document) are served without a token.
-  await fastify.register(async function docs (instance) {
-    instance.addHook('onRoute', (route: RouteOptions) => {
-      route.config = { ...route.config, public: true }
+  // Swagger UI's routes (its page, assets and its copy of the document) are served without a
+  // token, at /docs and under the service segment too (/svc/docs, /fds/docs): the page follows
+  // the segment as everything else does, and stays where the README says it is.
+  for (const routePrefix of [DOCS_PREFIX, `${segmentPrefix}${DOCS_PREFIX}`]) {
+    await fastify.register(async function docs (instance) {
+      instance.addHook('onRoute', (route: RouteOptions) => {
+        route.config = { ...route.config, public: true }
+      })
+      await instance.register(swaggerUi, {
+        routePrefix,
+        uiConfig: {
+          persistAuthorization: true,
+          deepLinking: true,
+          docExpansion: 'list',
+          defaultModelsExpandDepth: 1,
+          displayRequestDuration: true,
+          displayOperationId: false,
+          tryItOutEnabled: false
+        }
+      })
     })
-    await instance.register(swaggerUi, {
-      routePrefix: DOCS_PREFIX,
-      uiConfig: {
-        persistAuthorization: true,
-        deepLinking: true,
-        docExpansion: 'list',
-        defaultModelsExpandDepth: 1,
-        displayRequestDuration: true,
-        displayOperationId: false,
-        tryItOutEnabled: false
-      }
-    })
-  })
+  }
 }, { name: 'openapi', fastify: '5.x' })

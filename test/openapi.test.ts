@@ -215,4 +215,11 @@ t.test('the document follows SERVICE_SEGMENT', async (t) => {
   t.ok(doc.paths['/api/v2/events'], 'the events under the segment')
   t.ok(doc.paths['/api/v2/events']?.get?.responses['403'], 'documented as under the default segment')
   t.equal((await app.inject({ url: '/svc/v2/openapi.json' })).statusCode, 401, 'not under the default one')
+  for (const prefix of ['/api/docs', '/docs']) {
+    const page = await app.inject({ url: prefix })
+    t.equal(page.statusCode, 200, `Swagger UI at ${prefix} without a token`)
+    t.match(page.body, /swagger-ui/i)
+    t.same((await app.inject({ url: `${prefix}/json` })).json(), doc, `${prefix}: the document of the segment`)
+  }
+  t.equal((await app.inject({ url: '/svc/docs' })).statusCode, 401, 'not under the default segment')
 })
