@@ -1,10 +1,11 @@
 import t from 'tap'
 import fc from 'fast-check'
 import type { Message } from '../schemas/message.js'
-import { parseEventLine } from '../src/data/event-lines.js'
+import { parseEventLine, type EventLine } from '../src/data/event-lines.js'
 import { internedCount } from '../src/data/intern.js'
 import { jsonTextOf } from '../src/data/json-bytes.js'
-import { MAX_REMEMBERED, scanWireLine } from '../src/data/wire-line.js'
+import { MAX_REMEMBERED, scanWireLine, WireEvent } from '../src/data/wire-line.js'
+import { ndjsonEvents } from '../src/ingest/ingest-body.js'
 import { encodeMessage } from '../src/store/message-json.js'
 import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../src/time/rfc3339.js'
 
@@ -89,6 +90,34 @@ t.test('a line the scan reads is read the same by the general way, as the same m
     }
   }), { numRuns: 20_000 })
   t.ok(taken > 2000, `${taken} of 20,000 lines taken by the scan`)
+})
+
+t.test('an NDJSON body is read line by line as splitting it at its line breaks reads it, whatever ends its lines (the scan finds a wire line\'s end itself)', async (t) => {
+  const ending = fc.constantFrom('\n', '\n', '\n', '\r\n', '\r', '\r\r\n', '\n\n', ' \n', '}\n', 'x\r\n')
+  const body = fc.tuple(fc.array(fc.tuple(line, ending), { minLength: 1, maxLength: 8 }), fc.boolean()).map(([lines, endsWithBreak]) => {
+    const text = lines.map(([text, end]) => text + end).join('')
+    return endsWithBreak ? text : text.replace(/(\r\n|\n|\r)$/, '')
+  })
+  /** What a line gives: its number, and its problem or its message and JSON. */
+  const outcome = (parsed: EventLine) => 'problem' in parsed
+    ? { line: parsed.line, problem: parsed.problem }
+    : { line: parsed.line, message: JSON.stringify(parsed.event.message), json: jsonTextOf(parsed.json) }
+  let wire = 0
+  fc.assert(fc.property(body, (text) => {
+    const reference = text.split(/\r\n|\n|\r/).flatMap((lineText, i) => {
+      const parsed = parseEventLine(lineText, i + 1)
+      return parsed === undefined ? [] : [outcome(parsed)]
+    })
+    const read = ndjsonEvents(Buffer.from(text))
+    if (read === undefined) {
+      if (!reference.every((r) => 'problem' in r && r.problem.startsWith('invalid JSON'))) throw new Error(`refused whole, but it has JSON: ${JSON.stringify(text)}`)
+      return
+    }
+    wire += read.filter((parsed) => parsed instanceof WireEvent).length
+    const got = read.map(outcome)
+    if (JSON.stringify(got) !== JSON.stringify(reference)) throw new Error(`${JSON.stringify(text)}: ${JSON.stringify(got)} against ${JSON.stringify(reference)}`)
+  }), { numRuns: 5000 })
+  t.ok(wire > 2000, `${wire} lines read by the scan`)
 })
 
 t.test('the scan takes the wire lines of ordinary events, and its identifiers are the interned strings', async (t) => {

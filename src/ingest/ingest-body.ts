@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import { NOT_UTF8, parseEventLine, type EventLine } from '../data/event-lines.js'
-import { scanWireLine } from '../data/wire-line.js'
+import { scanWireLineFrom } from '../data/wire-line.js'
 import { CR, LF } from '../data/char-codes.js'
 
 /**
@@ -24,6 +24,17 @@ export function ndjsonEvents (body: Buffer): EventLine[] | undefined {
   let cr = body.indexOf(CR)
   let lf = body.indexOf(LF)
   while (from <= length) {
+    line++
+    // A line in wire form is read without looking for its end first: the scan finds it.
+    const fast = scanWireLineFrom(body, from, length, line)
+    if (fast !== undefined) {
+      lines.push(fast)
+      anyJson = true
+      const end = fast.end
+      // Past its line break: \r\n, a lone \r, or \n (or the body's end).
+      from = body[end] === CR && body[end + 1] === LF ? end + 2 : end + 1
+      continue
+    }
     if (cr !== -1 && cr < from) cr = body.indexOf(CR, from)
     if (lf !== -1 && lf < from) lf = body.indexOf(LF, from)
     let to = lf === -1 ? length : lf
@@ -33,13 +44,8 @@ export function ndjsonEvents (body: Buffer): EventLine[] | undefined {
       // \r\n: the line ends at the \r, and the next begins after the \n.
       if (cr + 1 !== to) to = cr
     }
-    line++
-    const wire = scanWireLine(body, from, end, line)
-    if (wire !== undefined) {
-      // The line is the event's wire JSON as it is: one object is the line, its event and its JSON.
-      lines.push(wire)
-      anyJson = true
-    } else if (!isUtf8(body.subarray(from, end))) {
+    // Not in wire form (the scan above would have taken it): read the thorough way.
+    if (!isUtf8(body.subarray(from, end))) {
       // Decoding would put U+FFFD in place of the bad bytes: another event than the one sent.
       lines.push({ line, problem: NOT_UTF8 })
     } else {
