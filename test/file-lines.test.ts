@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { forEachLine, lineText } from '../src/data/file-lines.js'
+import { forEachLine, lineText, type LineEndFinder } from '../src/data/file-lines.js'
 
 async function readlineLines (file: string): Promise<string[]> {
   const lines: string[] = []
@@ -12,13 +12,25 @@ async function readlineLines (file: string): Promise<string[]> {
   return lines
 }
 
-async function chunkedLines (file: string, chunkBytes?: number): Promise<Array<[string, number]>> {
+async function chunkedLines (file: string, chunkBytes?: number, lineEnd?: LineEndFinder): Promise<Array<[string, number]>> {
   const lines: Array<[string, number]> = []
-  await forEachLine(file, (line, bytes, start, end) => lines.push([lineText(bytes, start, end), line]), chunkBytes)
+  await forEachLine(file, (line, bytes, start, end) => lines.push([lineText(bytes, start, end), line]), chunkBytes, 0, undefined, lineEnd)
   return lines
 }
 
+/**
+ * A finder of the kind the memory store's loader has (it knows one form of line): the end of a
+ * line of `a`s and `{}`s, read byte by byte up to a line break or the limit, -1 for any other.
+ * A finder that ends a line at the limit, before its line break was read, must not cut it there.
+ */
+const knownFormEnd: LineEndFinder = (bytes, start, limit) => {
+  let i = start
+  while (i < limit && (bytes[i] === 0x61 || bytes[i] === 0x7b || bytes[i] === 0x7d)) i++
+  return i === start ? -1 : i
+}
+
 const texts = [
+  '{aa}\n{a}\r\n{}\rb\naa{\n\n{a}x\n{a}', 'aaaa\naaaa\naaaa\n',
   '', 'a', 'a\n', 'a\nb', '\n', '\n\n', 'a\r\nb\r\n', 'a\rb\r', '\r', '\r\n', '\r\n\r\n', 'x\r', 'a\r\r\nb',
   'é\nü\r\nz', '{"a":"ümlaut €"}\n{"b":2}', 'no end', '\uFEFF{"bom":1}\n', 'a\n\n\nb\n'
 ]
@@ -32,9 +44,11 @@ t.test('lines are cut exactly as node:readline cuts them (crlfDelay: Infinity), 
     const expected = await readlineLines(file)
     // Chunks of every size from 1 byte up: each line end and each multi-byte character falls on a boundary somewhere.
     for (const chunkBytes of [1, 2, 3, 4, 5, 7, undefined]) {
-      const got = await chunkedLines(file, chunkBytes)
-      t.same(got.map(([text]) => text), expected, `${JSON.stringify(text)} in chunks of ${chunkBytes ?? 'the default'}`)
-      t.same(got.map(([, line]) => line), expected.map((_, i) => i + 1))
+      for (const lineEnd of [undefined, knownFormEnd]) {
+        const got = await chunkedLines(file, chunkBytes, lineEnd)
+        t.same(got.map(([text]) => text), expected, `${JSON.stringify(text)} in chunks of ${chunkBytes ?? 'the default'}${lineEnd === undefined ? '' : ', lines of a known form ended by their finder'}`)
+        t.same(got.map(([, line]) => line), expected.map((_, i) => i + 1))
+      }
     }
   }
 })

@@ -11,6 +11,15 @@ const CHUNK_BYTES = 4 * 1024 * 1024
  */
 export type LineHandler = (line: number, bytes: Buffer, start: number, end: number, unterminatedAt?: number) => void
 
+/**
+ * Where the line starting at bytes[start] ends (the index of the line break after it), when the
+ * caller can tell from the line itself (its own scan of a line in a known form), or -1; `limit`:
+ * the end of the bytes read so far. A line it ends is handed out without a search for its end
+ * (Buffer#indexOf is a call into C++ for every line). It must never end a line past a line break:
+ * the form it knows has none inside a line.
+ */
+export type LineEndFinder = (bytes: Buffer, start: number, limit: number) => number
+
 /** A line's text (UTF-8; an invalid sequence becomes U+FFFD). */
 export function lineText (bytes: Buffer, start: number, end: number): string {
   return bytes.toString('utf8', start, end)
@@ -27,9 +36,10 @@ export function lineText (bytes: Buffer, start: number, end: number): string {
  * `chunkBytes` is for tests of lines across chunks. `from`: the offset to start at (line numbers
  * then count from there). `beforeChunk` is told how many bytes of lines are about to be handed
  * out before each chunk's lines are, and may hold them back (a promise) until it is ready for them.
+ * `lineEnd`: see LineEndFinder.
  * Resolves with the offset of the end of what was read.
  */
-export async function forEachLine (file: string, onLine: LineHandler, chunkBytes = CHUNK_BYTES, from = 0, beforeChunk?: (bytes: number) => Promise<void> | undefined): Promise<number> {
+export async function forEachLine (file: string, onLine: LineHandler, chunkBytes = CHUNK_BYTES, from = 0, beforeChunk?: (bytes: number) => Promise<void> | undefined, lineEnd?: LineEndFinder): Promise<number> {
   const handle = await open(file, 'r')
   try {
     let buffer = Buffer.allocUnsafe(chunkBytes)
@@ -57,6 +67,16 @@ export async function forEachLine (file: string, onLine: LineHandler, chunkBytes
       // So is the next \n (a file of lines ended by lone \r would otherwise look for it from every line).
       let lf = view.indexOf(LF)
       while (start < end) {
+        if (lineEnd !== undefined) {
+          // A line the handler can end itself, at a \n within the chunk (view ends at `end`): no
+          // search for it. A \r, or no line break yet, is left to the search below.
+          const known = lineEnd(view, start, end)
+          if (known !== -1 && view[known] === LF) {
+            onLine(++line, view, start, known)
+            start = known + 1
+            continue
+          }
+        }
         if (lf !== -1 && lf < start) lf = view.indexOf(LF, start)
         if (cr !== -1 && (lf === -1 || cr < lf)) {
           // A \r ends the line, with the \n after it if there is one: undecided until the next chunk.
