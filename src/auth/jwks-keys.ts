@@ -116,6 +116,9 @@ export class JwksKeys {
   }
 
   #rememberVain (kid: string): void {
+    // A kid as long as a header allows is not kept (1,000 of them would be megabytes): the budget
+    // bounds its fetches all the same.
+    if (kid.length > VAIN_KID_MAX_LENGTH) return
     const now = performance.now()
     if (this.#vainKids.size >= VAIN_KIDS_HELD) {
       for (const [held, at] of this.#vainKids) if (now - at >= this.#settings.cooldownMs) this.#vainKids.delete(held)
@@ -151,8 +154,9 @@ export class JwksKeys {
   }
 }
 
-/** The kids fetched for in vain remembered at most (each a short string). */
+/** The kids fetched for in vain remembered at most, and the longest one remembered. */
 const VAIN_KIDS_HELD = 1000
+const VAIN_KID_MAX_LENGTH = 256
 
 async function fetchKeySet ({ url, maxBytes, timeoutMs }: JwksKeysSettings): Promise<JSONWebKeySet> {
   const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(timeoutMs) })

@@ -251,3 +251,14 @@ t.test('a kid the keys lack is fetched for at once, even right after a fetch (ke
   t.ok(jwks.fetches <= 2 + 5, `forged kids made at most 5 fetches in all (${jwks.fetches - 2})`)
   t.equal(await status(await jwks.sign(first, { sub: 'a' })), 200, 'the keys held still serve')
 })
+
+t.test('a kid longer than 256 characters fetched for in vain is not remembered (its memory), and the budget still bounds its fetches', async (t) => {
+  const jwks = await startJwksServer(t)
+  const key = await jwks.addKey('RS256', 'rsa-1')
+  const { status } = await jwtApp(t, jwks.url, {})
+  t.equal(await status(await jwks.sign(key, { sub: 'a' })), 200)
+  const { privateKey } = await generateKeyPair('RS256')
+  const long = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'RS256', kid: 'k'.repeat(300) }).setIssuer('https://idp.test').setAudience('events-provider').setExpirationTime('5m').sign(privateKey)
+  for (let i = 0; i < 8; i++) t.equal(await status(long), 401)
+  t.equal(jwks.fetches, 1 + 5, 'each time a fetch, until the budget of 5 is spent')
+})
