@@ -95,7 +95,7 @@ const ROUTES: Record<string, RouteDoc> = {
     summary: 'Events pushed as they are accepted (Server-Sent Events)',
     description: 'The events endpoint\'s selection, checks and error codes (as ordinary JSON answers before the stream starts), then a `text/event-stream` that stays open: ' +
       'optionally the stored events from `start_date`, then every accepted event that matches, live. `message_ids` and `end_date` are unknown names here (400 `invalid_parameter`).\n\n' +
-      'Frames: `event: item_errors` first when IDs are unknown (data: the item error array); then per event `id: <cursor>`, `event: message`, `data: <the message object>`; `event: reset` with `{"since": "<date_time>"}` when `Last-Event-ID` is older than what is kept; a `: keep-alive` comment every `STREAM_HEARTBEAT_MS`.',
+      'Frames: `event: item_errors` first when IDs are unknown (data: the item error array); then per event `id: <cursor>`, `event: message`, `data: <the message object>` (a `start_date` replay\'s events: `id: <cursor>@<date_time>`, its last one `id: <cursor>`); `event: reset` with `{"since": "<date_time>"}` when `Last-Event-ID` is older than what is kept, or names an event of a replay left before its end (backfill from `since` with the events endpoint); a `: keep-alive` comment every `STREAM_HEARTBEAT_MS`.',
     answers: { 200: { description: 'The stream of events (Server-Sent Events), open until either side closes it', mediaType: 'text/event-stream' } },
     errors: ['invalid_parameter', 'duplicate_parameter', 'invalid_parameter_combination', 'invalid_start_date', ...TOKEN_ERRORS],
     meanings: {

@@ -31,7 +31,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     schema: {
       querystring: EventStreamQuerystring,
       response: {
-        200: Type.String({ description: 'text/event-stream: an item_errors event for unknown IDs, then a message event (id: cursor) per event; a reset event when Last-Event-ID is older than what is kept' }),
+        200: Type.String({ description: 'text/event-stream: an item_errors event for unknown IDs, then a message event (id: cursor; in a start_date replay, cursor@date_time but for its last event) per event; a reset event when Last-Event-ID is older than what is kept, or left a replay before its end' }),
         ...errorResponses,
         403: ErrorObject,
         503: ErrorObject
