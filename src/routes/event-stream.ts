@@ -66,6 +66,19 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     if (directoryKey !== undefined && fastify.tokens.byKey(directoryKey) !== request.principal) return sendError(reply, 'unauthorized_request')
     const opener = { directoryKey, principal: request.principal }
 
+    // A replay reads the store: one that cannot answer now is a 503 before the stream starts, as
+    // the events endpoint's (a Last-Event-ID, which takes precedence, reads only the log).
+    const lastEventId = request.headers['last-event-id']
+    const resuming = typeof lastEventId === 'string' && lastEventId !== ''
+    if (startMs !== undefined && !resuming) {
+      const health = await fastify.events.health()
+      if (!health.ready) {
+        request.log.warn({ reason: health.reason }, 'event store unavailable: a stream\'s replay refused')
+        reply.header('retry-after', String(options.retryAfterSeconds))
+        return sendError(reply, 'service_unavailable')
+      }
+    }
+
     // HEAD (Fastify answers it with this route): the stream's headers, and no stream.
     if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache').send('')
 
@@ -114,8 +127,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     else socket.once('end', () => { socket.end() })
     if (errors.length > 0) streams.write(stream, namedFrame('item_errors', errors))
 
-    const lastEventId = request.headers['last-event-id']
-    if (typeof lastEventId === 'string' && lastEventId !== '') {
+    if (resuming) {
       const { cursor, replayedTo } = resumePointOf(lastEventId)
       const resumed = log.resume(cursor, Date.now(), (message) => fastify.entityRegistry.knowsEntityOf(message) && stream.matches(message))
       if (replayedTo !== undefined) {
@@ -192,9 +204,10 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
         }
       }
     } catch (error) {
+      // The stream has begun: it says from when to backfill (a reset, from the last event it
+      // got, or start_date), and ends cleanly, so that its client comes back.
       request.log.error({ err: error }, 'stream replay cut: the store failed')
-      streams.remove(stream)
-      socket.destroy()
+      streams.end(stream, 'the store failed in its replay')
       return
     }
     if (last !== undefined && !stream.closed) {
