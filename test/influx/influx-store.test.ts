@@ -391,3 +391,16 @@ t.test('another writer (npm run ingest while the provider ingests): from then on
   t.ok(logged.some((line) => line.includes('another process wrote to this measurement')), 'and the provider says so')
   t.same((await postEvents(app, ndjson(alertOf('own-2', '2025-06-01T00:00:02.000Z')))).json(), WRITTEN_ONE, 'new events are still written')
 })
+
+t.test('an ingest\'s events go out live in the order they were accepted (their lines\'), as on the memory store, not in date_time order', { skip }, async (t) => {
+  const { app } = await influxApp(t, 'live_order')
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { SseClient } = await import('../live/sse-client.js')
+  const client = new SseClient(`http://127.0.0.1:${(app.server.address() as { port: number }).port}/svc/v2/events/stream`, AUTH)
+  t.teardown(() => client.close())
+  await client.until((c) => c.status === 200)
+  const lines = [alertOf('order-3', '2025-03-03T00:00:00.000Z'), alertOf('order-1', '2025-03-01T00:00:00.000Z'), alertOf('order-2', '2025-03-02T00:00:00.000Z')]
+  t.same((await postEvents(app, ndjson(...lines))).json(), { written: 3, unchanged: 0, refused: [] })
+  await client.until((c) => c.messages.length === 3)
+  t.same(client.messages.map((frame) => JSON.parse(frame.data!).message_id), ['order-3', 'order-1', 'order-2'])
+})

@@ -175,6 +175,10 @@ export class InfluxEventWriter implements EventWriter {
     for (const [from, to] of writeRuns(indexLines)) await this.#write(indexLines.slice(from, to))
     outcome.written += repaired.length
     for (const { ingest } of repaired) outcome.stored.push(ingest)
+    // Written in time order (and placed apart, or repaired, after); they go out live in the order
+    // they were accepted: their lines'.
+    const stored = new Set(outcome.stored)
+    outcome.stored = events.filter((ingest) => stored.has(ingest))
     return outcome
   }
 
