@@ -5,12 +5,17 @@ import { Writable } from 'node:stream'
 import { buildApp } from '../src/app.js'
 import { AUTH, storeFromEnv, testConfig } from './helper.js'
 
-// A stand-in InfluxDB 1.x that starts a chunked answer of 3,000 events (past the size where the
-// provider streams) and then stops answering: the provider has sent its 200 and part of the body.
+// A stand-in InfluxDB 1.x that answers its ping, and starts a chunked answer of 3,000 events of
+// soap-001 (past the size where the provider streams) to a query and then stops answering: the
+// provider has sent its 200 and part of the body.
 async function stallingInflux (t: { teardown (fn: () => unknown): void }): Promise<string> {
   const open: ServerResponse[] = []
   const server = createServer((request, response) => {
     request.resume()
+    if (request.url?.startsWith('/ping') === true) {
+      response.writeHead(204).end()
+      return
+    }
     open.push(response)
     response.writeHead(200, { 'content-type': 'application/json' })
     for (let chunk = 0; chunk < 3; chunk++) {
@@ -89,28 +94,13 @@ t.test('a query InfluxDB refuses as malformed is the provider\'s defect: 500 int
   t.match((logged?.err as { message?: string } | undefined)?.message, 'InfluxDB answered 400 to a query: error parsing query')
 })
 
-// A stand-in InfluxDB 1.x that answers its ping, and a query with one chunk of 2,000 events of
-// soap-001 (a second apart from 2024-06-01), and then stops answering.
-async function stallingAfterOneChunk (t: { teardown (fn: () => unknown): void }): Promise<string> {
-  const open: ServerResponse[] = []
-  const server = createServer((request, response) => {
-    request.resume()
-    if (request.url?.startsWith('/ping') === true) {
-      response.writeHead(204).end()
-      return
-    }
-    open.push(response)
-    response.writeHead(200, { 'content-type': 'application/json' })
-    const values = Array.from({ length: 2000 }, (_, n) => [Date.UTC(2024, 5, 1) + n * 1000, `m-${String(n).padStart(5, '0')}`, 'EMPTY', 'alert', 'soap-001', 'bldg-a/floor-1'])
-    response.write(JSON.stringify({ results: [{ statement_id: 0, series: [{ name: 'event', columns: ['time', 'message_id', 'message_code', 'message_category', 'device_id', 'space_id'], values }], partial: true }] }) + '\n')
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => {
-    for (const response of open) response.destroy()
-    server.close()
-  })
-  return `http://127.0.0.1:${(server.address() as { port: number }).port}`
+/** A provider on InfluxDB at `influxUrl` (a 500 ms timeout), listening; its port. */
+async function listeningOn (t: { teardown (fn: () => unknown): void }, influxUrl: string): Promise<number> {
+  const config = testConfig({ logLevel: 'silent', store: storeFromEnv({ STORE: 'influxdb', INFLUX_URL: influxUrl, INFLUX_DATABASE: 'x', INFLUX_TIMEOUT_MS: '500' }) })
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  return (app.server.address() as { port: number }).port
 }
 
 /** The status, head and whole body of a stream request, read until the provider closes it. */
@@ -133,11 +123,7 @@ t.test('a start_date stream while the store cannot be reached: 503 in the error 
   await once(closed, 'listening')
   const { port: deadPort } = closed.address() as { port: number }
   await new Promise((resolve) => closed.close(resolve))
-  const config = testConfig({ logLevel: 'silent', store: storeFromEnv({ STORE: 'influxdb', INFLUX_URL: `http://127.0.0.1:${deadPort}`, INFLUX_DATABASE: 'x', INFLUX_TIMEOUT_MS: '500' }) })
-  const app = await buildApp(config)
-  t.teardown(() => app.close())
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const { port } = app.server.address() as { port: number }
+  const port = await listeningOn(t, `http://127.0.0.1:${deadPort}`)
   const answer = await streamAnswer(port, '/svc/v2/events/stream?start_date=2024-01-01T00:00:00Z')
   t.equal(answer.status, 503)
   t.match(answer.headers['content-type'], /^application\/json/)
@@ -146,12 +132,7 @@ t.test('a start_date stream while the store cannot be reached: 503 in the error 
 })
 
 t.test('a start_date replay the store cuts: the stream says from when to backfill (reset), then ends, so the client comes back', async (t) => {
-  const url = await stallingAfterOneChunk(t)
-  const config = testConfig({ logLevel: 'silent', store: storeFromEnv({ STORE: 'influxdb', INFLUX_URL: url, INFLUX_DATABASE: 'x', INFLUX_TIMEOUT_MS: '500' }) })
-  const app = await buildApp(config)
-  t.teardown(() => app.close())
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const { port } = app.server.address() as { port: number }
+  const port = await listeningOn(t, await stallingInflux(t))
   const answer = await streamAnswer(port, '/svc/v2/events/stream?start_date=2024-01-01T00:00:00Z&device_ids=soap-001')
   t.equal(answer.status, 200)
   const frames = answer.body.split('\n\n').filter((frame) => frame !== '' && !frame.startsWith(':'))
