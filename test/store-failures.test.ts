@@ -129,6 +129,16 @@ t.test('a start_date stream while the store cannot be reached: 503 in the error 
   t.match(answer.headers['content-type'], /^application\/json/)
   t.same(JSON.parse(answer.body), { status: 503, message: 'service_unavailable' })
   t.ok(answer.headers['retry-after'] !== undefined, 'with Retry-After')
+  // A live stream reads no stored event: it opens whatever the store's state.
+  const live = await new Promise<{ status: number, type: unknown }>((resolve) => {
+    const request = get({ port, host: '127.0.0.1', path: '/svc/v2/events/stream', headers: { ...AUTH, accept: 'text/event-stream' } }, (response) => {
+      resolve({ status: response.statusCode ?? 0, type: response.headers['content-type'] })
+      request.destroy()
+    })
+    request.on('error', () => {})
+  })
+  t.equal(live.status, 200, 'without start_date: the stream opens')
+  t.match(live.type, /^text\/event-stream/)
 })
 
 t.test('a start_date replay the store cuts: the stream says from when to backfill (reset), then ends, so the client comes back', async (t) => {
