@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { errorResponses } from '../../schemas/responses.js'
 import { SpecificationsQuerystring, SpecificationsResponse } from '../../schemas/specifications.js'
 import { sendEmpty, sendError, sendJson } from '../http/replies.js'
@@ -17,6 +18,11 @@ function matches (ifNoneMatch: string | undefined, etag: string): boolean {
   })
 }
 
+/** The endpoint's only answer with SPECIFICATIONS_FILE=none. */
+function notImplemented (_request: FastifyRequest, reply: FastifyReply, _done: HookHandlerDoneFunction): void {
+  sendError(reply, 'not_implemented')
+}
+
 const eventSpecificationsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
   fastify.get('/v2/event_specifications', {
     schema: {
@@ -28,7 +34,10 @@ const eventSpecificationsRoutes: FastifyPluginAsyncTypebox = async function (fas
         ...errorResponses
       }
     },
-    config: { queryRules: {} }
+    config: { queryRules: {} },
+    // Not implemented: 204 once the token and the parameters' names pass (onRequest), whatever
+    // their values, which the schema checks after this hook.
+    ...(fastify.specificationCatalog === undefined ? { preValidation: notImplemented } : {})
   }, async function (request, reply) {
     const catalog = fastify.specificationCatalog
     if (catalog === undefined) return sendError(reply, 'not_implemented')

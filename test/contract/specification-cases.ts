@@ -29,6 +29,7 @@ export const specificationCases: ContractCase[] = [
 export const notImplementedCases: ContractCase[] = [
   { name: 'not implemented: 204 with the code in a header', url: S, error: 'not_implemented' },
   { name: 'not implemented, with parameters', url: S + '?message_codes=EMPTY&languages=fra', error: 'not_implemented' },
+  { name: 'not implemented, whatever the values (an empty list)', url: S + '?message_codes=&languages=,', error: 'not_implemented' },
   { name: 'not implemented still needs a token', url: S, authorization: null, error: 'unauthorized_request' },
   { name: 'not implemented still rejects unknown parameters', url: S + '?x=1', error: 'invalid_parameter' }
 ]
