@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RequestPayload, RouteOptions } from 'fastify'
 import { sendError } from '../src/http/replies.js'
 import { compileNameRules } from '../src/http/query-name-rules.js'
+import { withHookLast } from '../src/http/route-hooks.js'
 
 export interface QueryRules {
   /** At most one of these parameters may be given (400 invalid_parameter_combination). */
@@ -54,19 +55,14 @@ export default fp<QueryRulesOptions>(async function queryRules (fastify, options
         if (broken === undefined) done(null, payload)
         else sendError(reply, broken)
       }
-      route.preParsing = [...toArray(route.preParsing), checkNames]
+      route.preParsing = withHookLast(route.preParsing, checkNames)
     } else {
       const checkNames = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
         const broken = violation(request.url)
         if (broken === undefined) done()
         else sendError(reply, broken)
       }
-      route.onRequest = [...toArray(route.onRequest), checkNames]
+      route.onRequest = withHookLast(route.onRequest, checkNames)
     }
   })
 }, { name: 'query-rules', dependencies: ['rate-limits'], fastify: '5.x' })
-
-function toArray<T> (value: T | T[] | undefined): T[] {
-  if (value === undefined) return []
-  return Array.isArray(value) ? value : [value]
-}

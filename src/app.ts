@@ -3,6 +3,7 @@ import sensible from '@fastify/sensible'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import authentication from '../plugins/authentication.js'
 import batchedWrites from '../plugins/batched-writes.js'
+import headRequests from '../plugins/head-requests.js'
 import closingConnections from '../plugins/closing-connections.js'
 import loadLimits from '../plugins/load-limits.js'
 import metrics from '../plugins/metrics.js'
@@ -43,6 +44,7 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   fastify.register(loadLimits, { ...config.limits })
   fastify.register(batchedWrites)
   fastify.register(closingConnections)
+  fastify.register(headRequests)
   fastify.register(sensible)
   fastify.register(openapi, { serviceSegment: config.serviceSegment })
   fastify.register(metrics, { token: config.metricsToken, port: config.metricsPort, host: config.host })
