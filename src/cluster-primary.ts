@@ -9,7 +9,9 @@ import { newLogId } from './live/live-bus.js'
  * WORKERS > 1: this process only forks the workers that serve (they share the port through
  * node:cluster) and keeps them running. A worker that fails before it listens stops the whole
  * start-up (the data or configuration is bad, and every worker would fail the same way); one
- * that dies later is replaced. SIGTERM/SIGINT stop the workers gracefully (each is sent SIGTERM,
+ * that dies later is replaced. Once every first worker has listened, a replacement that stops
+ * before it listens (killed, or its load failed) does not stop the workers that serve: another is
+ * started after a pause, which doubles while replacements keep failing (1 s to 30 s). SIGTERM/SIGINT stop the workers gracefully (each is sent SIGTERM,
  * which it takes once however often it comes: src/server.ts), then this process, which exits 1
  * when a worker's shutdown failed;
  * SIGHUP is passed on to every worker (each reloads its data files).
@@ -17,6 +19,10 @@ import { newLogId } from './live/live-bus.js'
  * It also holds the live bus (src/live/cluster-bus.ts): the order of accepted events, the
  * write lock, and the MQTT connection, one per provider instance.
  */
+/** The pause before a replacement worker that failed to listen is replaced, doubling up to the last. */
+const FIRST_REPLACEMENT_PAUSE_MS = 1000
+const LAST_REPLACEMENT_PAUSE_MS = 30_000
+
 export function runClusterPrimary (config: Config): void {
   // Workers read the configuration themselves; generated tokens must be the same in all.
   const env = {
@@ -32,11 +38,18 @@ export function runClusterPrimary (config: Config): void {
   let stopping = false
   let exitCode = 0
   const listening = new Set<Worker>()
+  /** Every first worker has listened: the start-up is over. */
+  let started = false
+  let replacementPauseMs = FIRST_REPLACEMENT_PAUSE_MS
 
   const fork = () => {
     const worker = cluster.fork(env)
     hub.attach(worker)
-    worker.on('listening', () => listening.add(worker))
+    worker.on('listening', () => {
+      listening.add(worker)
+      if (listening.size >= config.workers) started = true
+      replacementPauseMs = FIRST_REPLACEMENT_PAUSE_MS
+    })
     worker.on('exit', (code, signal) => {
       const wasListening = listening.delete(worker)
       if (stopping) {
@@ -46,9 +59,16 @@ export function runClusterPrimary (config: Config): void {
         if (Object.keys(cluster.workers ?? {}).length === 0) exitAfterHub()
         return
       }
-      if (!wasListening) {
+      if (!wasListening && !started) {
         console.error(`A worker stopped during start-up (exit code ${code ?? signal}); stopping.`)
         stop(1)
+        return
+      }
+      if (!wasListening) {
+        // The provider serves on with the workers it has.
+        console.error(`A replacement worker stopped before it listened (${code ?? signal}); starting another in ${replacementPauseMs / 1000} s.`)
+        setTimeout(() => { if (!stopping) fork() }, replacementPauseMs)
+        replacementPauseMs = Math.min(2 * replacementPauseMs, LAST_REPLACEMENT_PAUSE_MS)
         return
       }
       console.error(`Worker ${worker.process.pid} died (${code ?? signal}); starting another.`)

@@ -100,3 +100,34 @@ t.test('WORKERS=2: a worker started again while the other ingests serves every e
     t.equal(((await answer.json()) as { refused: unknown[] }).refused.length, 1, 'refused, not written again')
   }
 })
+
+t.test('WORKERS=2: a replacement worker killed before it listens does not stop the provider: the other serves on, and another replaces it', async (t) => {
+  const { execFileSync } = await import('node:child_process')
+  const env = fixtureServerEnv(t.testdir())
+  const server = startServer({ ...env, WORKERS: '2' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const base = await server.listening
+  const listening = () => server.output().stdout.split('Server listening').length - 1
+  const until = async (done: () => boolean, ms = 30_000) => {
+    const deadline = Date.now() + ms
+    while (Date.now() < deadline && !done()) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  const children = () => { try { return execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n').filter((pid) => pid !== '') } catch { return [] } }
+  await until(() => listening() === 2)
+  const first = children()
+  process.kill(Number(first[0]), 'SIGKILL')
+  let replacement: string | undefined
+  await until(() => (replacement = children().find((pid) => !first.includes(pid))) !== undefined, 10_000)
+  t.ok(replacement !== undefined, 'a replacement was started')
+  process.kill(Number(replacement), 'SIGKILL')
+  await until(() => /replacement worker stopped before it listened/.test(server.output().stderr), 10_000)
+  t.match(server.output().stderr, /replacement worker stopped before it listened \(SIGKILL\); starting another in 1 s/)
+  t.equal(listening(), 2, 'the replacement never listened')
+  t.equal(server.child.exitCode, null, 'the provider runs on')
+  // Connections made now go to the worker that serves (Node's cluster hands none to a worker not listening).
+  const served = await fetch(`${base}/svc/v2/events?start_date=2025-01-01T00:00:00Z`, { headers: { authorization: 'Bearer reader', connection: 'close' }, signal: AbortSignal.timeout(5000) })
+  t.equal(served.status, 200, 'served meanwhile')
+  await until(() => listening() === 3, 20_000)
+  t.equal(listening(), 3, 'another replacement listens after the pause')
+  t.equal(children().length, 2, 'two workers again')
+})
