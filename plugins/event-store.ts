@@ -19,6 +19,8 @@ export interface ServedEvents {
   takeWrittenElsewhere (events: readonly StoredEvent[]): void
   /** Events other workers wrote into the same store while this one loaded it (EventStore.takeAppendedSinceLoad); 0 for other stores. */
   takeAppendedSinceLoad (): Promise<number>
+  /** Events at the end of the store that no worker announced (EventStore.takeUnannounced), now served; none for other stores. */
+  takeUnannounced (): Promise<readonly StoredEvent[]>
 }
 
 declare module 'fastify' {
@@ -44,6 +46,7 @@ export default fp<EventStoreOptions>(async function eventStore (fastify, options
     health: () => store.health(),
     write: (events: readonly IngestEvent[]) => store.writeEvents(events),
     takeWrittenElsewhere: (events: readonly StoredEvent[]) => store.takeWrittenElsewhere?.(events),
-    takeAppendedSinceLoad: async () => await store.takeAppendedSinceLoad?.() ?? 0
+    takeAppendedSinceLoad: async () => await store.takeAppendedSinceLoad?.() ?? 0,
+    takeUnannounced: async () => await store.takeUnannounced?.() ?? []
   })
 }, { name: 'event-store', dependencies: ['entity-registry'], fastify: '5.x' })

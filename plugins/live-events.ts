@@ -5,6 +5,8 @@ import { Gauge } from 'prom-client'
 import type { FastifyBaseLogger } from 'fastify'
 import type { MqttSettings, StreamSettings } from '../src/config.js'
 import { messageIdOf, type StoredEvent } from '../src/data/event-lines.js'
+import { jsonBytesOf } from '../src/data/json-bytes.js'
+import { encodeMessage } from '../src/store/message-json.js'
 import { ClusterWorkerBus } from '../src/live/cluster-bus.js'
 import { EventLog } from '../src/live/event-log.js'
 import { WrittenEvent, type AcceptedEvent, type BrokerStatus, type LiveBus } from '../src/live/live-bus.js'
@@ -178,6 +180,16 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     draining = false
   }
 
+  // Another worker died: it may have appended events and died before announcing them. They are
+  // taken (the memory store reads them back from its file's end) and announced now, so that
+  // every worker serves and pushes them, and the next writer judges its IDs against them.
+  bus.onProcessDied?.(async () => {
+    const taken = await fastify.events.takeUnannounced()
+    if (taken.length === 0) return
+    fastify.log.warn({ events: taken.length }, 'took the events a worker wrote but died before announcing; announcing them now')
+    unechoed += taken.length
+    bus.publish(taken.map((event) => new WrittenEvent(event, jsonBytesOf(encodeMessage(event.message)))))
+  })
   fastify.decorate('live', {
     log,
     streams,

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { forEachLine, lineText, type LineEndFinder } from '../src/data/file-lines.js'
+import { forEachLine, forEachLineBackward, lineText, type LineEndFinder } from '../src/data/file-lines.js'
 
 async function readlineLines (file: string): Promise<string[]> {
   const lines: string[] = []
@@ -71,4 +71,36 @@ t.test('a long file in small chunks gives every line once, in order', async (t) 
   const lines = Array.from({ length: 5000 }, (_, i) => `line ${i} ${'x'.repeat(i % 97)}`)
   await writeFile(file, lines.join('\n') + '\n')
   t.same((await chunkedLines(file, 64)).map(([text]) => text), lines)
+})
+
+t.test('read back from the end: the whole lines readline gives, last first, without a last line that has no end', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'file-lines-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'lines.txt')
+  const random = (() => { let seed = 7; return () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32 })()
+  const pieces = ['a', 'bc', 'é', '{"x":1}', '\n', '\r\n', '\r', '\n\n', '€']
+  const generated = Array.from({ length: 300 }, () => Array.from({ length: Math.floor(random() * 30) }, () => pieces[Math.floor(random() * pieces.length)]).join(''))
+  for (const text of [...texts, ...generated]) {
+    await writeFile(file, text)
+    const all = await readlineLines(file)
+    const whole = /[\r\n]$/.test(text) ? all : all.slice(0, -1)
+    for (const chunkBytes of [1, 2, 3, 5, 8, undefined]) {
+      const back: string[] = []
+      const bytes = await forEachLineBackward(file, (line) => { back.push(line); return true }, chunkBytes)
+      t.same(back.reverse(), whole, `${JSON.stringify(text)} in chunks of ${chunkBytes ?? 'the default'}`)
+      t.equal(bytes, Buffer.byteLength(text), 'went back over the whole file')
+    }
+  }
+})
+
+t.test('read back from the end: stops where its handler says, having read only the end', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'file-lines-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'long.txt')
+  const lines = Array.from({ length: 5000 }, (_, i) => `line ${i}`)
+  await writeFile(file, lines.join('\n') + '\ncut sho')
+  const back: string[] = []
+  const bytes = await forEachLineBackward(file, (line) => { back.push(line); return line !== 'line 4997' }, 64)
+  t.same(back, ['line 4999', 'line 4998', 'line 4997'])
+  t.equal(bytes, Buffer.byteLength('line 4997\nline 4998\nline 4999\ncut sho'), 'went back to the start of the line it stopped at')
 })

@@ -321,3 +321,22 @@ t.test('an append cut short (its cut-back failed, or its writer died) is cut off
   await appender.close()
   t.equal(readFileSync(file, 'utf8'), 'before\n{"m":"next"}\n{"m":"other"}\n{"m":"by hand"}\n{"m":"after-whole"}\n{"m": oops "typo"}\n{"m":"after-typo"}\n', 'a whole line and a hand-edited one are kept, each ended')
 })
+
+t.test('events at the file\'s end that no process announced (a worker died between its append and its announcement) are taken once, back to the first event the store has', async (t) => {
+  const { appendFileSync } = await import('node:fs')
+  const file = join(t.testdir(), 'events.ndjson')
+  const line = (event: StoredEvent) => encodeMessage(event.message) + '\n'
+  writeFileSync(file, line(stored('a', 0)) + line(stored('b', 1000)))
+  const store = new MemoryEventStore([stored('a', 0), stored('b', 1000)], file)
+  await store.writeEvents([ingest(stored('c', 2000), 1)])
+  t.same(await store.takeUnannounced(), [], 'nothing unannounced')
+  // A line the store has further back is never reached: only the end after the last line it has.
+  appendFileSync(file, line(stored('d', 3000)) + 'not an event\n' + line(stored('e', 2500)) + '{"message_id":"cut sh')
+  const taken = await store.takeUnannounced()
+  t.same(taken.map(({ message }) => message.message_id), ['d', 'e'], 'in file order; a bad line and a line cut short passed over')
+  t.same((await answer(store)).ids, ['a', 'b', 'c', 'e', 'd'])
+  t.same(await store.takeUnannounced(), [], 'taken once')
+  const again = await store.writeEvents([ingest(stored('d', 3000), 1), ingest(stored('e', 9999), 2)])
+  t.same([again.written, again.unchanged, again.refused.map(({ line }) => line)], [0, 1, [2]], 'judged against them')
+  await store.close()
+})

@@ -103,3 +103,60 @@ export async function forEachLine (file: string, onLine: LineHandler, chunkBytes
     await handle.close()
   }
 }
+
+/**
+ * Calls onLine for the file's whole lines from its last back towards its first, while onLine
+ * returns true: each line's text (UTF-8), without its line break (`\n`, `\r\n` or a lone `\r`).
+ * A last line without a line break is not one of them (it may be an append under way, or cut
+ * short). Reads `chunkBytes` at a time from the end, so a caller that stops after a few lines
+ * reads only the file's end. Resolves with how many bytes of lines it went back over.
+ */
+export async function forEachLineBackward (file: string, onLine: (text: string) => boolean, chunkBytes = CHUNK_BYTES): Promise<number> {
+  const handle = await open(file, 'r')
+  try {
+    const size = (await handle.stat()).size
+    // The bytes not yet handed out, read so far: a line is handed out once its start is read.
+    let pending = Buffer.alloc(0)
+    let at = size
+    let skippedUnended = false
+    while (true) {
+      const from = Math.max(0, at - chunkBytes)
+      const chunk = Buffer.alloc(at - from)
+      let read = 0
+      while (read < chunk.length) {
+        const { bytesRead } = await handle.read(chunk, read, chunk.length - read, from + read)
+        if (bytesRead === 0) break
+        read += bytesRead
+      }
+      at = from
+      let bytes = pending.length === 0 ? chunk : Buffer.concat([chunk, pending])
+      if (!skippedUnended) {
+        // The bytes after the last line break are no whole line.
+        const lastBreak = Math.max(bytes.lastIndexOf(LF), bytes.lastIndexOf(CR))
+        if (lastBreak === -1 && at > 0) {
+          pending = bytes
+          continue
+        }
+        bytes = bytes.subarray(0, lastBreak + 1)
+        skippedUnended = true
+      }
+      // Lines whose start is read: each after a line break in `bytes`, or at the file's start.
+      let end = bytes.length
+      while (end > 0) {
+        let lineEnd = end
+        if (bytes[lineEnd - 1] === LF) lineEnd--
+        if (lineEnd > 0 && bytes[lineEnd - 1] === CR) lineEnd--
+        if (lineEnd === end) break
+        // (lastIndexOf from a negative offset would count from the end.)
+        const start = lineEnd === 0 ? 0 : Math.max(bytes.lastIndexOf(LF, lineEnd - 1), bytes.lastIndexOf(CR, lineEnd - 1)) + 1
+        if (start === 0 && at > 0) break
+        if (!onLine(bytes.toString('utf8', start, lineEnd))) return size - (at + start)
+        end = start
+      }
+      if (at === 0) return size
+      pending = Buffer.from(bytes.subarray(0, end))
+    }
+  } finally {
+    await handle.close()
+  }
+}

@@ -14,7 +14,10 @@ type ToPrimary =
 
 type ToWorker =
   | { live: 'events', first: number, jsons: string[], origin: number | null }
-  | { live: 'granted', id: number }
+  /** `afterDeath`: a worker died since the last grant (ClusterWorkerBus.onProcessDied). */
+  | { live: 'granted', id: number, afterDeath?: true }
+  /** A worker died and no write waits for the lock: take what it may have left unannounced. */
+  | { live: 'take-unannounced' }
   | { live: 'broker', status: BrokerStatus | undefined }
   | { live: 'all-settled' }
 
@@ -38,6 +41,10 @@ export class ClusterHub {
   #stopping = false
   /** Stopping workers whose ingests under way are done and whose events the hub has handed out. */
   readonly #settled = new Set<Worker>()
+  /** A worker died since the lock was last granted. */
+  #diedSinceGrant = false
+  /** Workers that have listened (and so can take what a dead one left). */
+  readonly #listening = new Set<Worker>()
 
   constructor (mqtt: MqttPublisher | undefined) {
     this.#hub = new SequenceHub((first, events, origin) => {
@@ -66,6 +73,7 @@ export class ClusterHub {
   attach (worker: Worker): void {
     // Once it listens: sent at once, it came before the worker's bus could hear it (and was lost).
     worker.once('listening', () => {
+      this.#listening.add(worker)
       if (worker.isConnected()) worker.send({ live: 'broker', status: this.#hub.brokerStatus() } satisfies ToWorker)
     })
     worker.on('message', (message: unknown) => {
@@ -89,8 +97,19 @@ export class ClusterHub {
       }
     })
     worker.on('exit', () => {
+      this.#listening.delete(worker)
       if (this.#holder?.worker === worker) this.#holder = undefined
       for (let i = this.#waiting.length - 1; i >= 0; i--) if (this.#waiting[i]!.worker === worker) this.#waiting.splice(i, 1)
+      // It may have appended events and died before announcing them (between its write and its
+      // publish, lock held): the next writer takes them first, and with no write waiting a
+      // surviving worker is asked to at once, so that every worker serves and pushes them.
+      if (!this.#stopping) {
+        this.#diedSinceGrant = true
+        if (this.#holder === undefined && this.#waiting.length === 0) {
+          const survivor = [...this.#listening].find((other) => other !== worker && other.isConnected())
+          survivor?.send({ live: 'take-unannounced' } satisfies ToWorker)
+        }
+      }
       this.#grantNext()
       this.#settled.delete(worker)
       this.#answerSettled()
@@ -123,7 +142,8 @@ export class ClusterHub {
       const next = this.#waiting.shift()!
       if (!next.worker.isConnected()) continue
       this.#holder = next
-      next.worker.send({ live: 'granted', id: next.id } satisfies ToWorker)
+      next.worker.send({ live: 'granted', id: next.id, ...(this.#diedSinceGrant ? { afterDeath: true as const } : {}) } satisfies ToWorker)
+      this.#diedSinceGrant = false
     }
   }
 
@@ -138,7 +158,8 @@ export class ClusterHub {
 export class ClusterWorkerBus implements LiveBus {
   readonly logId: string
   readonly #listeners: LiveListener[] = []
-  readonly #grants = new Map<number, () => void>()
+  readonly #grants = new Map<number, (afterDeath: boolean) => void>()
+  #onProcessDied: (() => Promise<void>) | undefined
   readonly #onMessage: (message: unknown) => void
   #nextLockId = 1
   #brokerStatus: BrokerStatus | undefined
@@ -155,8 +176,11 @@ export class ClusterWorkerBus implements LiveBus {
         const source: LiveSource = event.origin === null ? 'another-provider' : event.origin === self ? 'this-process' : 'this-provider'
         for (const listener of this.#listeners) listener(live, source)
       } else if (event.live === 'granted') {
-        this.#grants.get(event.id)?.()
+        this.#grants.get(event.id)?.(event.afterDeath === true)
         this.#grants.delete(event.id)
+      } else if (event.live === 'take-unannounced') {
+        // Nothing to write: the grant says a worker died, and the take runs before this write.
+        this.exclusive(async () => {}).catch(() => {})
       } else if (event.live === 'broker') {
         this.#brokerStatus = event.status
       } else if (event.live === 'all-settled') {
@@ -176,15 +200,21 @@ export class ClusterWorkerBus implements LiveBus {
 
   async exclusive<T> (write: () => Promise<T>): Promise<T> {
     const id = this.#nextLockId++
-    await new Promise<void>((resolve) => {
+    const afterDeath = await new Promise<boolean>((resolve) => {
       this.#grants.set(id, resolve)
       this.#send({ live: 'lock', id })
     })
     try {
+      // Should the take fail, so does the write: judged without those events, it could store an ID twice.
+      if (afterDeath) await this.#onProcessDied?.()
       return await write()
     } finally {
       this.#send({ live: 'unlock', id })
     }
+  }
+
+  onProcessDied (take: () => Promise<void>): void {
+    this.#onProcessDied = take
   }
 
   brokerStatus (): BrokerStatus | undefined {

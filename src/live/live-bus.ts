@@ -87,6 +87,12 @@ export interface LiveBus {
   listen (listener: LiveListener): void
   /** Runs `write` while no other process of this provider writes to the store. */
   exclusive<T> (write: () => Promise<T>): Promise<T>
+  /**
+   * For a provider of several processes: `take` runs with the write lock held, before the first
+   * write after another process of the provider died (it may have written events and died
+   * before announcing them), and once at the death itself when no write is waiting.
+   */
+  onProcessDied? (take: () => Promise<void>): void
   brokerStatus (): BrokerStatus | undefined
   /**
    * A shutdown's last wait before its streams end: resolves once the other processes of this

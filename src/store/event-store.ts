@@ -125,6 +125,14 @@ export interface EventStore {
    */
   takeAppendedSinceLoad? (): Promise<number>
   /**
+   * For the same stores: the events at the end of the shared store that no process announced
+   * (a cluster's worker that died between its write and its announcement: it held the write
+   * lock, so nothing was written after them), taken to be served from now on and returned, in
+   * the order they were written, to be announced. Called with the write lock held; it goes back
+   * from the end to the first event it has.
+   */
+  takeUnannounced? (): Promise<readonly StoredEvent[]>
+  /**
    * The device and space of every stored event, for a store that holds them in the process (the
    * memory store), so start-up can tell how many the registry would not serve
    * (unknown-entity-events.ts). Each item may be the same object, changed: valid until the next.

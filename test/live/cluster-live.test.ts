@@ -131,3 +131,45 @@ t.test('WORKERS=2: a replacement worker killed before it listens does not stop t
   t.equal(listening(), 3, 'another replacement listens after the pause')
   t.equal(children().length, 2, 'two workers again')
 })
+
+t.test('WORKERS=2: events a worker appended and died before announcing are taken by the other, which serves, pushes and judges them', async (t) => {
+  const { execFileSync } = await import('node:child_process')
+  const { appendFileSync } = await import('node:fs')
+  const env = fixtureServerEnv(t.testdir())
+  const eventsFile = env.EVENTS_FILE!
+  const server = startServer({ ...env, WORKERS: '2' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const base = await server.listening
+  const listening = () => server.output().stdout.split('Server listening').length - 1
+  const until = async (done: () => boolean, ms = 30_000) => {
+    const deadline = Date.now() + ms
+    while (Date.now() < deadline && !done()) await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  await until(() => listening() === 2)
+  const reader = { authorization: 'Bearer reader' }
+  const clients = Array.from({ length: 6 }, () => new SseClient(`${base}/svc/v2/events/stream?device_ids=soap-001`, reader))
+  t.teardown(() => { for (const client of clients) client.close() })
+  await Promise.all(clients.map((client) => client.until((c) => c.status === 200, 10_000)))
+  // What a worker killed between its append and its announcement leaves: a line at the file's
+  // end that no worker was told of. Then a worker dies (here one that wrote nothing).
+  const line = JSON.stringify({ message_id: 'orphan-1', message_code: 'EMPTY', message_category: 'alert', date_time: '2025-06-01T00:00:00.000Z', device_id: 'soap-001', space_id: 'bldg-a/floor-1' })
+  appendFileSync(eventsFile, line + '\n')
+  const workers = execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n')
+  process.kill(Number(workers[0]), 'SIGKILL')
+  await until(() => clients.every((client) => client.ended || client.messages.length > 0), 10_000)
+  const open = clients.filter((client) => !client.ended)
+  t.ok(open.length > 0, `${open.length} streams on the worker that lives`)
+  for (const client of open) t.same(client.messages.map((frame) => JSON.parse(frame.data!).message_id), ['orphan-1'], 'pushed once on every stream of the worker that lives')
+  await until(() => listening() === 3)
+  for (let i = 0; i < 6; i++) {
+    t.match(await freshGet(`${base}/svc/v2/events?start_date=2025-05-31T00:00:00Z`, reader), '"message_id":"orphan-1"', `answer ${i + 1}: served by either worker`)
+  }
+  for (let i = 0; i < 4; i++) {
+    const headers = { authorization: 'Bearer writer', 'content-type': 'application/x-ndjson', connection: 'close' }
+    const same = await fetch(`${base}/ingest/events`, { method: 'POST', headers, body: line })
+    t.same(await same.json(), { written: 0, unchanged: 1, refused: [] }, 'posted again: unchanged, on either worker')
+    const other = await fetch(`${base}/ingest/events`, { method: 'POST', headers, body: line.replace('"EMPTY"', '"LOW"') })
+    t.equal(((await other.json()) as { refused: unknown[] }).refused.length, 1, 'another event with its ID: refused')
+  }
+  t.equal(readFileSync(eventsFile, 'utf8').split('orphan-1').length - 1, 1, 'in the file once')
+})

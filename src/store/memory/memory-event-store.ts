@@ -5,7 +5,7 @@ import { compareMessageIds } from '../event-order.js'
 import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, type EventStore, type StoreHealth, type StoredEntities } from '../event-store.js'
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
 import { EventsFileAppender } from './events-file-appender.js'
-import { forEachLine, lineText } from '../../data/file-lines.js'
+import { forEachLine, forEachLineBackward, lineText } from '../../data/file-lines.js'
 import { MemorySegment } from './memory-segment.js'
 import { joinJsonBytes } from '../../data/json-bytes.js'
 import { MessageIdTable, messageIdHash, messageIdHashOfFnv } from './message-id-table.js'
@@ -99,6 +99,27 @@ export class MemoryEventStore implements EventStore {
     return this.size - before
   }
 
+  /**
+   * The events at the end of the file that no process announced: a cluster's worker that died
+   * after its append and before the primary passed its events on. It held the write lock, so
+   * they are the file's last lines; read back from the end to the first line of an event this
+   * store has (a line that is no event, or cut short, is passed over), taken to be served, and
+   * returned in file order.
+   */
+  async takeUnannounced (): Promise<readonly StoredEvent[]> {
+    if (this.#file === undefined) return []
+    const unannounced: StoredEvent[] = []
+    await forEachLineBackward(this.#file, (text) => {
+      const parsed = parseEventLine(text, 0)
+      if (parsed === undefined || 'problem' in parsed) return true
+      const { message } = parsed.event
+      if (this.#stored(messageIdHash(message.message_id), () => message.message_id) !== undefined) return false
+      unannounced.push(parsed.event)
+      return true
+    })
+    return this.#takeFresh(unannounced.reverse())
+  }
+
   get size (): number {
     return this.#segments.reduce((sum, segment) => sum + segment.size, 0)
   }
@@ -169,6 +190,11 @@ export class MemoryEventStore implements EventStore {
 
   /** Events another process has already appended to the same file (cluster workers): served from now on. */
   takeWrittenElsewhere (events: readonly StoredEvent[]): void {
+    this.#takeFresh(events)
+  }
+
+  /** The events whose message_id this store has not, taken to be served; returned. */
+  #takeFresh (events: readonly StoredEvent[]): StoredEvent[] {
     const fresh = events.filter(({ message, epochMs }) => {
       const hash = messageIdHash(message.message_id)
       if (this.#stored(hash, () => message.message_id) !== undefined) return false
@@ -176,6 +202,7 @@ export class MemoryEventStore implements EventStore {
       return true
     })
     if (fresh.length > 0) this.#add(new MemorySegment(fresh))
+    return fresh
   }
 
   async #commit (group: readonly WriteCall[]): Promise<void> {
