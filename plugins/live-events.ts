@@ -180,11 +180,17 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     draining = false
   }
 
-  // Another worker died: it may have appended events and died before announcing them. They are
-  // taken (the memory store reads them back from its file's end) and announced now, so that
-  // every worker serves and pushes them, and the next writer judges its IDs against them.
+  // Another worker died: it may have appended events and died before announcing them. Each
+  // worker takes those it does not have (the memory store reads them back from its file's end)
+  // and announces them, so that every worker serves and pushes them, and judges IDs against them.
   bus.onProcessDied?.(async () => {
-    const taken = await fastify.events.takeUnannounced()
+    let taken: readonly StoredEvent[]
+    try {
+      taken = await fastify.events.takeUnannounced()
+    } catch (error) {
+      fastify.log.error({ err: error }, 'cannot take the events a dead worker may have written; writes wait until it can')
+      throw error
+    }
     if (taken.length === 0) return
     fastify.log.warn({ events: taken.length }, 'took the events a worker wrote but died before announcing; announcing them now')
     unechoed += taken.length

@@ -11,7 +11,8 @@ import { newLogId } from './live/live-bus.js'
  * start-up (the data or configuration is bad, and every worker would fail the same way); one
  * that dies later is replaced. Once every first worker has listened, a replacement that stops
  * before it listens (killed, or its load failed) does not stop the workers that serve: another is
- * started after a pause, which doubles while replacements keep failing (1 s to 30 s). SIGTERM/SIGINT stop the workers gracefully (each is sent SIGTERM,
+ * started after a pause, which doubles while replacements keep failing (1 s to 30 s); with no
+ * worker left serving, the provider stops (exit 1). SIGTERM/SIGINT stop the workers gracefully (each is sent SIGTERM,
  * which it takes once however often it comes: src/server.ts), then this process, which exits 1
  * when a worker's shutdown failed;
  * SIGHUP is passed on to every worker (each reloads its data files).
@@ -61,6 +62,13 @@ export function runClusterPrimary (config: Config): void {
       }
       if (!wasListening && !started) {
         console.error(`A worker stopped during start-up (exit code ${code ?? signal}); stopping.`)
+        stop(1)
+        return
+      }
+      if (!wasListening && listening.size === 0) {
+        // No worker serves, and the one meant to does not start: this process ends, so that
+        // whatever runs the provider sees it (rather than a port that answers nothing).
+        console.error(`A replacement worker stopped before it listened (exit code ${code ?? signal}) and no worker serves; stopping.`)
         stop(1)
         return
       }

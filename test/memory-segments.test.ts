@@ -326,11 +326,12 @@ t.test('events at the file\'s end that no process announced (a worker died betwe
   const { appendFileSync } = await import('node:fs')
   const file = join(t.testdir(), 'events.ndjson')
   const line = (event: StoredEvent) => encodeMessage(event.message) + '\n'
-  writeFileSync(file, line(stored('a', 0)) + line(stored('b', 1000)))
+  // x: a line further back that the store does not have (it stands for any line before the last
+  // one the store has): never reached.
+  writeFileSync(file, line(stored('a', 0)) + line(stored('x', 500)) + line(stored('b', 1000)))
   const store = new MemoryEventStore([stored('a', 0), stored('b', 1000)], file)
   await store.writeEvents([ingest(stored('c', 2000), 1)])
   t.same(await store.takeUnannounced(), [], 'nothing unannounced')
-  // A line the store has further back is never reached: only the end after the last line it has.
   appendFileSync(file, line(stored('d', 3000)) + 'not an event\n' + line(stored('e', 2500)) + '{"message_id":"cut sh')
   const taken = await store.takeUnannounced()
   t.same(taken.map(({ message }) => message.message_id), ['d', 'e'], 'in file order; a bad line and a line cut short passed over')

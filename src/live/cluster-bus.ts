@@ -10,13 +10,15 @@ type ToPrimary =
   | { live: 'publish', jsons: string[] }
   | { live: 'lock', id: number }
   | { live: 'unlock', id: number }
+  /** Under the lock: this worker took what the deaths up to `upTo` left (ClusterWorkerBus.onProcessDied). */
+  | { live: 'taken', upTo: number }
   | { live: 'settled' }
 
 type ToWorker =
   | { live: 'events', first: number, jsons: string[], origin: number | null }
-  /** `afterDeath`: a worker died since the last grant (ClusterWorkerBus.onProcessDied). */
-  | { live: 'granted', id: number, afterDeath?: true }
-  /** A worker died and no write waits for the lock: take what it may have left unannounced. */
+  /** `takeUpTo`: workers died since this one last took what they left (ClusterWorkerBus.onProcessDied). */
+  | { live: 'granted', id: number, takeUpTo?: number }
+  /** A worker died: take what it may have left unannounced, with the lock (even with nothing to write). */
   | { live: 'take-unannounced' }
   | { live: 'broker', status: BrokerStatus | undefined }
   | { live: 'all-settled' }
@@ -41,9 +43,18 @@ export class ClusterHub {
   #stopping = false
   /** Stopping workers whose ingests under way are done and whose events the hub has handed out. */
   readonly #settled = new Set<Worker>()
-  /** A worker died since the lock was last granted. */
-  #diedSinceGrant = false
-  /** Workers that have listened (and so can take what a dead one left). */
+  /**
+   * Deaths of workers that had listened, counted: each may have appended events and died
+   * before announcing them (between its write and its publish, lock held). Every worker takes
+   * what they left (the events at the store's end it does not have) and announces those, once
+   * for each death after it began loading the store: when it is granted the lock, and at the
+   * death (or once it listens) without waiting for a write. Each takes for itself: a worker that
+   * loaded the store after the events were written has them, one that loaded it before does not.
+   */
+  #deaths = 0
+  /** Per worker: the deaths whose events it has (it began loading after them, or took them). */
+  readonly #takenUpTo = new Map<Worker, number>()
+  /** Workers that have listened: they serve, and can take. */
   readonly #listening = new Set<Worker>()
 
   constructor (mqtt: MqttPublisher | undefined) {
@@ -71,10 +82,15 @@ export class ClusterHub {
 
   /** Hooks a new worker up; call for every fork. */
   attach (worker: Worker): void {
+    // It loads the store from now on: after every death so far.
+    this.#takenUpTo.set(worker, this.#deaths)
     // Once it listens: sent at once, it came before the worker's bus could hear it (and was lost).
     worker.once('listening', () => {
       this.#listening.add(worker)
-      if (worker.isConnected()) worker.send({ live: 'broker', status: this.#hub.brokerStatus() } satisfies ToWorker)
+      if (!worker.isConnected()) return
+      worker.send({ live: 'broker', status: this.#hub.brokerStatus() } satisfies ToWorker)
+      // A worker died while this one loaded: it may have loaded the store before that one's last write.
+      if (this.#takenUpTo.get(worker)! < this.#deaths) worker.send({ live: 'take-unannounced' } satisfies ToWorker)
     })
     worker.on('message', (message: unknown) => {
       if (!isLive(message)) return
@@ -82,8 +98,12 @@ export class ClusterHub {
       if (request.live === 'publish') {
         this.#hub.accepted(request.jsons.map((json) => ({ message: JSON.parse(json) as Message, json })), String(worker.id))
       } else if (request.live === 'lock') {
+        // A dead worker's message read after its exit: never granted.
+        if (worker.isDead()) return
         this.#waiting.push({ worker, id: request.id })
         this.#grantNext()
+      } else if (request.live === 'taken') {
+        this.#takenUpTo.set(worker, Math.max(this.#takenUpTo.get(worker) ?? 0, request.upTo))
       } else if (request.live === 'unlock') {
         if (this.#holder?.worker === worker && this.#holder.id === request.id) this.#holder = undefined
         this.#grantNext()
@@ -97,18 +117,14 @@ export class ClusterHub {
       }
     })
     worker.on('exit', () => {
-      this.#listening.delete(worker)
+      const listened = this.#listening.delete(worker)
+      this.#takenUpTo.delete(worker)
       if (this.#holder?.worker === worker) this.#holder = undefined
       for (let i = this.#waiting.length - 1; i >= 0; i--) if (this.#waiting[i]!.worker === worker) this.#waiting.splice(i, 1)
-      // It may have appended events and died before announcing them (between its write and its
-      // publish, lock held): the next writer takes them first, and with no write waiting a
-      // surviving worker is asked to at once, so that every worker serves and pushes them.
-      if (!this.#stopping) {
-        this.#diedSinceGrant = true
-        if (this.#holder === undefined && this.#waiting.length === 0) {
-          const survivor = [...this.#listening].find((other) => other !== worker && other.isConnected())
-          survivor?.send({ live: 'take-unannounced' } satisfies ToWorker)
-        }
+      // (One that never listened never wrote: the lock is asked for only once a worker serves.)
+      if (listened && !this.#stopping) {
+        this.#deaths++
+        for (const other of this.#listening) if (other.isConnected()) other.send({ live: 'take-unannounced' } satisfies ToWorker)
       }
       this.#grantNext()
       this.#settled.delete(worker)
@@ -142,8 +158,8 @@ export class ClusterHub {
       const next = this.#waiting.shift()!
       if (!next.worker.isConnected()) continue
       this.#holder = next
-      next.worker.send({ live: 'granted', id: next.id, ...(this.#diedSinceGrant ? { afterDeath: true as const } : {}) } satisfies ToWorker)
-      this.#diedSinceGrant = false
+      const takeUpTo = this.#takenUpTo.get(next.worker)! < this.#deaths ? this.#deaths : undefined
+      next.worker.send({ live: 'granted', id: next.id, ...(takeUpTo === undefined ? {} : { takeUpTo }) } satisfies ToWorker)
     }
   }
 
@@ -158,7 +174,7 @@ export class ClusterHub {
 export class ClusterWorkerBus implements LiveBus {
   readonly logId: string
   readonly #listeners: LiveListener[] = []
-  readonly #grants = new Map<number, (afterDeath: boolean) => void>()
+  readonly #grants = new Map<number, (takeUpTo: number | undefined) => void>()
   #onProcessDied: (() => Promise<void>) | undefined
   readonly #onMessage: (message: unknown) => void
   #nextLockId = 1
@@ -176,10 +192,11 @@ export class ClusterWorkerBus implements LiveBus {
         const source: LiveSource = event.origin === null ? 'another-provider' : event.origin === self ? 'this-process' : 'this-provider'
         for (const listener of this.#listeners) listener(live, source)
       } else if (event.live === 'granted') {
-        this.#grants.get(event.id)?.(event.afterDeath === true)
+        this.#grants.get(event.id)?.(event.takeUpTo)
         this.#grants.delete(event.id)
       } else if (event.live === 'take-unannounced') {
-        // Nothing to write: the grant says a worker died, and the take runs before this write.
+        // Nothing to write: the grant says what to take, and the take runs before this write.
+        // (A take that fails is logged by its taker, and tried again at the next grant.)
         this.exclusive(async () => {}).catch(() => {})
       } else if (event.live === 'broker') {
         this.#brokerStatus = event.status
@@ -200,13 +217,17 @@ export class ClusterWorkerBus implements LiveBus {
 
   async exclusive<T> (write: () => Promise<T>): Promise<T> {
     const id = this.#nextLockId++
-    const afterDeath = await new Promise<boolean>((resolve) => {
+    const takeUpTo = await new Promise<number | undefined>((resolve) => {
       this.#grants.set(id, resolve)
       this.#send({ live: 'lock', id })
     })
     try {
-      // Should the take fail, so does the write: judged without those events, it could store an ID twice.
-      if (afterDeath) await this.#onProcessDied?.()
+      // Should the take fail, so does the write (judged without those events, it could store an
+      // ID twice), and the next grant asks again.
+      if (takeUpTo !== undefined && this.#onProcessDied !== undefined) {
+        await this.#onProcessDied()
+        this.#send({ live: 'taken', upTo: takeUpTo })
+      }
       return await write()
     } finally {
       this.#send({ live: 'unlock', id })

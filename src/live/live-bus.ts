@@ -88,9 +88,9 @@ export interface LiveBus {
   /** Runs `write` while no other process of this provider writes to the store. */
   exclusive<T> (write: () => Promise<T>): Promise<T>
   /**
-   * For a provider of several processes: `take` runs with the write lock held, before the first
-   * write after another process of the provider died (it may have written events and died
-   * before announcing them), and once at the death itself when no write is waiting.
+   * For a provider of several processes: `take` runs with the write lock held when another
+   * process of the provider died (it may have written events and died before announcing them),
+   * at the death and before this process's next write, until it has run once without failing.
    */
   onProcessDied? (take: () => Promise<void>): void
   brokerStatus (): BrokerStatus | undefined

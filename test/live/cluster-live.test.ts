@@ -1,4 +1,5 @@
 import t from 'tap'
+import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { get } from 'node:http'
 import { fixtureServerEnv, startServer } from '../server-process.js'
@@ -157,6 +158,8 @@ t.test('WORKERS=2: events a worker appended and died before announcing are taken
   const workers = execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n')
   process.kill(Number(workers[0]), 'SIGKILL')
   await until(() => clients.every((client) => client.ended || client.messages.length > 0), 10_000)
+  // Time for a second push, should there be one.
+  await new Promise((resolve) => setTimeout(resolve, 500))
   const open = clients.filter((client) => !client.ended)
   t.ok(open.length > 0, `${open.length} streams on the worker that lives`)
   for (const client of open) t.same(client.messages.map((frame) => JSON.parse(frame.data!).message_id), ['orphan-1'], 'pushed once on every stream of the worker that lives')
@@ -172,4 +175,36 @@ t.test('WORKERS=2: events a worker appended and died before announcing are taken
     t.equal(((await other.json()) as { refused: unknown[] }).refused.length, 1, 'another event with its ID: refused')
   }
   t.equal(readFileSync(eventsFile, 'utf8').split('orphan-1').length - 1, 1, 'in the file once')
+})
+
+t.test('WORKERS=2: with no worker left serving, a replacement that stops before it listens stops the provider (exit 1)', async (t) => {
+  const { execFileSync } = await import('node:child_process')
+  const env = fixtureServerEnv(t.testdir())
+  const server = startServer({ ...env, WORKERS: '2' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  await server.listening
+  const listening = () => server.output().stdout.split('Server listening').length - 1
+  const until = async (done: () => boolean, ms = 30_000) => {
+    const deadline = Date.now() + ms
+    while (Date.now() < deadline && !done()) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  const children = () => { try { return execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n').filter((pid) => pid !== '') } catch { return [] } }
+  await until(() => listening() === 2)
+  const first = children()
+  // 'close': once its output is read too ('exit' may come before the last of it).
+  const exited = once(server.child, 'close')
+  for (const pid of first) process.kill(Number(pid), 'SIGKILL')
+  // Each replacement killed as it appears, before it can listen.
+  const killed = new Set(first)
+  await until(() => {
+    for (const pid of children()) {
+      if (killed.has(pid)) continue
+      killed.add(pid)
+      try { process.kill(Number(pid), 'SIGKILL') } catch {}
+    }
+    return server.child.exitCode !== null
+  }, 20_000)
+  const [code] = await Promise.race([exited, new Promise<[string]>((resolve) => setTimeout(() => resolve(['still running']), 5000))])
+  t.equal(code, 1, `exit 1; stderr: ${server.output().stderr.slice(-1500)}`)
+  t.match(server.output().stderr, /replacement worker stopped before it listened \(exit code SIGKILL\) and no worker serves; stopping/)
 })
