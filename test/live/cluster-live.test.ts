@@ -1,4 +1,5 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
+import { execFileSync } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { get } from 'node:http'
@@ -13,6 +14,32 @@ function freshGet (url: string, headers: Record<string, string>): Promise<string
       response.setEncoding('utf8').on('data', (chunk: string) => { body += chunk }).on('end', () => resolve(body))
     }).on('error', reject)
   })
+}
+
+/**
+ * A provider of two workers on the fixtures, once both listen: its base URL, its primary's
+ * output, how many times a worker has listened, its workers' pids, and a poll until a condition
+ * holds (or `ms` pass).
+ */
+async function twoWorkers (t: Test) {
+  const env = fixtureServerEnv(t.testdir())
+  const server = startServer({ ...env, WORKERS: '2' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const base = await server.listening
+  const listening = () => server.output().stdout.split('Server listening').length - 1
+  const until = async (done: () => boolean, ms = 30_000) => {
+    const deadline = Date.now() + ms
+    while (Date.now() < deadline && !done()) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  const children = () => {
+    try {
+      return execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n').filter((pid) => pid !== '')
+    } catch {
+      return []
+    }
+  }
+  await until(() => listening() === 2)
+  return { env, eventsFile: env.EVENTS_FILE!, server, base, listening, until, children }
 }
 
 t.test('WORKERS=2: an event ingested on one worker is served and pushed by every worker within a second', async (t) => {
@@ -54,19 +81,8 @@ t.test('WORKERS=2: an event ingested on one worker is served and pushed by every
 })
 
 t.test('WORKERS=2: a worker started again while the other ingests serves every event acknowledged meanwhile, and judges their IDs', async (t) => {
-  const { execFileSync } = await import('node:child_process')
-  const env = fixtureServerEnv(t.testdir())
-  const eventsFile = env.EVENTS_FILE!
-  const server = startServer({ ...env, WORKERS: '2' })
-  t.teardown(() => { server.child.kill('SIGKILL') })
-  const base = await server.listening
-  const listening = () => server.output().stdout.split('Server listening').length - 1
-  const until = async (done: () => boolean) => {
-    const deadline = Date.now() + 30_000
-    while (Date.now() < deadline && !done()) await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  await until(() => listening() === 2)
-  const workers = execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n')
+  const { eventsFile, server, base, listening, until, children } = await twoWorkers(t)
+  const workers = children()
   const line = (i: number) => JSON.stringify({ message_id: `restart-${i}`, message_code: 'EMPTY', message_category: 'alert', date_time: new Date(Date.UTC(2025, 5, 1) + i * 1000).toISOString(), device_id: 'soap-001', space_id: 'bldg-a/floor-1' })
   const post = async (i: number) => {
     const answer = await fetch(`${base}/ingest/events`, { method: 'POST', headers: { authorization: 'Bearer writer', 'content-type': 'application/x-ndjson' }, body: line(i) + '\n', signal: AbortSignal.timeout(5000) })
@@ -103,18 +119,7 @@ t.test('WORKERS=2: a worker started again while the other ingests serves every e
 })
 
 t.test('WORKERS=2: a replacement worker killed before it listens does not stop the provider: the other serves on, and another replaces it', async (t) => {
-  const { execFileSync } = await import('node:child_process')
-  const env = fixtureServerEnv(t.testdir())
-  const server = startServer({ ...env, WORKERS: '2' })
-  t.teardown(() => { server.child.kill('SIGKILL') })
-  const base = await server.listening
-  const listening = () => server.output().stdout.split('Server listening').length - 1
-  const until = async (done: () => boolean, ms = 30_000) => {
-    const deadline = Date.now() + ms
-    while (Date.now() < deadline && !done()) await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-  const children = () => { try { return execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n').filter((pid) => pid !== '') } catch { return [] } }
-  await until(() => listening() === 2)
+  const { server, base, listening, until, children } = await twoWorkers(t)
   const first = children()
   process.kill(Number(first[0]), 'SIGKILL')
   let replacement: string | undefined
@@ -134,19 +139,8 @@ t.test('WORKERS=2: a replacement worker killed before it listens does not stop t
 })
 
 t.test('WORKERS=2: events a worker appended and died before announcing are taken by the other, which serves, pushes and judges them', async (t) => {
-  const { execFileSync } = await import('node:child_process')
   const { appendFileSync } = await import('node:fs')
-  const env = fixtureServerEnv(t.testdir())
-  const eventsFile = env.EVENTS_FILE!
-  const server = startServer({ ...env, WORKERS: '2' })
-  t.teardown(() => { server.child.kill('SIGKILL') })
-  const base = await server.listening
-  const listening = () => server.output().stdout.split('Server listening').length - 1
-  const until = async (done: () => boolean, ms = 30_000) => {
-    const deadline = Date.now() + ms
-    while (Date.now() < deadline && !done()) await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  await until(() => listening() === 2)
+  const { eventsFile, base, listening, until, children } = await twoWorkers(t)
   const reader = { authorization: 'Bearer reader' }
   const clients = Array.from({ length: 6 }, () => new SseClient(`${base}/svc/v2/events/stream?device_ids=soap-001`, reader))
   t.teardown(() => { for (const client of clients) client.close() })
@@ -155,8 +149,7 @@ t.test('WORKERS=2: events a worker appended and died before announcing are taken
   // end that no worker was told of. Then a worker dies (here one that wrote nothing).
   const line = JSON.stringify({ message_id: 'orphan-1', message_code: 'EMPTY', message_category: 'alert', date_time: '2025-06-01T00:00:00.000Z', device_id: 'soap-001', space_id: 'bldg-a/floor-1' })
   appendFileSync(eventsFile, line + '\n')
-  const workers = execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n')
-  process.kill(Number(workers[0]), 'SIGKILL')
+  process.kill(Number(children()[0]), 'SIGKILL')
   await until(() => clients.every((client) => client.ended || client.messages.length > 0), 10_000)
   // Time for a second push, should there be one.
   await new Promise((resolve) => setTimeout(resolve, 500))
@@ -178,18 +171,7 @@ t.test('WORKERS=2: events a worker appended and died before announcing are taken
 })
 
 t.test('WORKERS=2: with no worker left serving, a replacement that stops before it listens stops the provider (exit 1)', async (t) => {
-  const { execFileSync } = await import('node:child_process')
-  const env = fixtureServerEnv(t.testdir())
-  const server = startServer({ ...env, WORKERS: '2' })
-  t.teardown(() => { server.child.kill('SIGKILL') })
-  await server.listening
-  const listening = () => server.output().stdout.split('Server listening').length - 1
-  const until = async (done: () => boolean, ms = 30_000) => {
-    const deadline = Date.now() + ms
-    while (Date.now() < deadline && !done()) await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-  const children = () => { try { return execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n').filter((pid) => pid !== '') } catch { return [] } }
-  await until(() => listening() === 2)
+  const { server, until, children } = await twoWorkers(t)
   const first = children()
   // 'close': once its output is read too ('exit' may come before the last of it).
   const exited = once(server.child, 'close')
