@@ -82,6 +82,9 @@ export class ClusterHub {
 
   /** Hooks a new worker up; call for every fork. */
   attach (worker: Worker): void {
+    // A message sent to a worker that is dying fails (EPIPE) as an 'error' event of the worker,
+    // which would end this process if nothing heard it; the worker's exit follows, and is handled.
+    worker.on('error', () => {})
     // It loads the store from now on: after every death so far.
     this.#takenUpTo.set(worker, this.#deaths)
     // Once it listens: sent at once, it came before the worker's bus could hear it (and was lost).

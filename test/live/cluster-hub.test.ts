@@ -14,7 +14,15 @@ class FakeWorker extends EventEmitter {
   readonly process = { pid: 1000 + this.id }
   readonly sent: Array<Record<string, unknown>> = []
   dead = false
-  send (message: Record<string, unknown>): boolean { this.sent.push(message); return true }
+  /** Dying: its channel is closing, though it still looks connected (as a real worker killed at the same moment as another). */
+  dying = false
+  send (message: Record<string, unknown>): boolean {
+    // node:child_process emits a failed send as the worker's 'error' event, a tick later.
+    if (this.dying) process.nextTick(() => this.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })))
+    else this.sent.push(message)
+    return !this.dying
+  }
+
   isConnected (): boolean { return !this.dead }
   isDead (): boolean { return this.dead }
   /** What the worker sends the primary. */
@@ -95,4 +103,21 @@ t.test('a worker that never listened never wrote: its death asks no one to take;
   t.same(b.of('granted'), [], 'the dead worker\'s request, read after its exit, is not granted')
   a.says({ live: 'lock', id: 2 })
   t.equal(a.of('granted').length, 2, 'the lock is free for the living')
+})
+
+t.test('two workers dying at once: a message to the one whose channel is closing fails, and the primary goes on', async (t) => {
+  const hub = new ClusterHub(undefined)
+  t.teardown(() => hub.close())
+  const a = started(hub)
+  const b = started(hub)
+  const c = started(hub)
+  for (const worker of [a, b, c]) worker.emit('listening')
+  b.dying = true
+  a.die()
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(c.of('take-unannounced').length, 1, 'the other worker is still told')
+  b.die()
+  await new Promise((resolve) => setImmediate(resolve))
+  c.says({ live: 'lock', id: 1 })
+  t.same(c.of('granted').at(-1), { live: 'granted', id: 1, takeUpTo: 2 }, 'and granted the lock with both deaths to take')
 })
