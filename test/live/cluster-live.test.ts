@@ -33,7 +33,8 @@ async function twoWorkers (t: Test) {
   }
   const children = () => {
     try {
-      return execFileSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n').filter((pid) => pid !== '')
+      // The workers only (they run the server; tsx may have a helper process of its own).
+      return execFileSync('pgrep', ['-P', String(server.child.pid), '-f', 'server\\.ts'], { encoding: 'utf8' }).trim().split('\n').filter((pid) => pid !== '')
     } catch {
       return []
     }
@@ -187,6 +188,6 @@ t.test('WORKERS=2: with no worker left serving, a replacement that stops before 
     return server.child.exitCode !== null
   }, 20_000)
   const [code] = await Promise.race([exited, new Promise<[string]>((resolve) => setTimeout(() => resolve(['still running']), 5000))])
-  t.equal(code, 1, `exit 1; stderr: ${server.output().stderr.slice(-1500)}`)
+  t.equal(code, 1, `exit 1 (got ${String(code)}); stderr: ${server.output().stderr.slice(-1500)}`)
   t.match(server.output().stderr, /replacement worker stopped before it listened \(exit code SIGKILL\) and no worker serves; stopping/)
 })
