@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { EventEmitter } from 'node:events'
 import type { Worker } from 'node:cluster'
 import { ClusterHub } from '../../src/live/cluster-bus.js'
@@ -31,19 +31,29 @@ class FakeWorker extends EventEmitter {
   of (live: string): Array<Record<string, unknown>> { return this.sent.filter((message) => message.live === live) }
 }
 
+/** A hub in the primary, closed at the end of the test. */
+function primaryHub (t: Test): ClusterHub {
+  const hub = new ClusterHub(undefined)
+  t.teardown(() => hub.close())
+  return hub
+}
+
 function started (hub: ClusterHub): FakeWorker {
   const worker = new FakeWorker()
   hub.attach(worker as unknown as Worker)
   return worker
 }
 
+/** A worker started and listening. */
+function serving (hub: ClusterHub): FakeWorker {
+  const worker = started(hub)
+  worker.emit('listening')
+  return worker
+}
+
 t.test('a worker that served and died: every serving worker is told to take what it left, and is granted the lock with what to take until it says it took it', async (t) => {
-  const hub = new ClusterHub(undefined)
-  t.teardown(() => hub.close())
-  const a = started(hub)
-  const b = started(hub)
-  const c = started(hub)
-  for (const worker of [a, b, c]) worker.emit('listening')
+  const hub = primaryHub(t)
+  const [a, b, c] = [serving(hub), serving(hub), serving(hub)]
   t.same(a.of('take-unannounced'), [], 'nothing to take before a death')
   a.says({ live: 'lock', id: 1 })
   t.same(a.of('granted'), [{ live: 'granted', id: 1 }], 'a plain grant')
@@ -70,10 +80,8 @@ t.test('a worker that served and died: every serving worker is told to take what
 })
 
 t.test('a worker started before a death takes once it listens; one started after it has what the dead one wrote', async (t) => {
-  const hub = new ClusterHub(undefined)
-  t.teardown(() => hub.close())
-  const a = started(hub)
-  a.emit('listening')
+  const hub = primaryHub(t)
+  const a = serving(hub)
   const loading = started(hub)
   a.die()
   t.same(loading.of('take-unannounced'), [], 'not told while it loads (it cannot take yet)')
@@ -87,15 +95,12 @@ t.test('a worker started before a death takes once it listens; one started after
 })
 
 t.test('a worker that never listened never wrote: its death asks no one to take; a dead worker\'s late lock request is never granted', async (t) => {
-  const hub = new ClusterHub(undefined)
-  t.teardown(() => hub.close())
-  const a = started(hub)
-  a.emit('listening')
+  const hub = primaryHub(t)
+  const a = serving(hub)
   const failing = started(hub)
   failing.die()
   t.same(a.of('take-unannounced'), [], 'nothing to take')
-  const b = started(hub)
-  b.emit('listening')
+  const b = serving(hub)
   a.says({ live: 'lock', id: 1 })
   b.die()
   b.says({ live: 'lock', id: 9 })
@@ -106,12 +111,8 @@ t.test('a worker that never listened never wrote: its death asks no one to take;
 })
 
 t.test('two workers dying at once: a message to the one whose channel is closing fails, and the primary goes on', async (t) => {
-  const hub = new ClusterHub(undefined)
-  t.teardown(() => hub.close())
-  const a = started(hub)
-  const b = started(hub)
-  const c = started(hub)
-  for (const worker of [a, b, c]) worker.emit('listening')
+  const hub = primaryHub(t)
+  const [a, b, c] = [serving(hub), serving(hub), serving(hub)]
   b.dying = true
   a.die()
   await new Promise((resolve) => setImmediate(resolve))
