@@ -18,6 +18,12 @@ import { MessageIdTable, messageIdHash, messageIdHashOfFnv } from './message-id-
  */
 const MERGE_LIMIT = 16_384
 
+/**
+ * What takeUnannounced reads of the file at a time, back from its end: it usually stops at the
+ * last line (one it has), so not the 4 MiB chunks of a whole file's read.
+ */
+const TAIL_CHUNK_BYTES = 64 * 1024
+
 /** The largest group's lines whose buffer is kept for the next group (a rare huge ingest's is not). */
 const LINE_BUFFER_MAX = 16 * 1024 * 1024
 
@@ -116,7 +122,7 @@ export class MemoryEventStore implements EventStore {
       if (this.#stored(messageIdHash(message.message_id), () => message.message_id) !== undefined) return false
       unannounced.push(parsed.event)
       return true
-    })
+    }, TAIL_CHUNK_BYTES)
     return this.#takeFresh(unannounced.reverse())
   }
 
