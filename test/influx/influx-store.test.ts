@@ -11,6 +11,8 @@ import type { Message } from '../../schemas/message.js'
 import type { EventBatch } from '../../src/store/event-store.js'
 import { PRIMARY_SLOTS, slotOf, toLineProtocol } from '../../src/store/influx/event-point.js'
 import { writeRuns } from '../../src/store/influx/influx-event-writer.js'
+import { SseClient } from '../live/sse-client.js'
+import { influxWriteProxy, type WriteProxy } from './write-proxy.js'
 
 const skip = influxSkipReason()
 const EVENTS = '/svc/v2/events?start_date=2024-01-01T00:00:00Z'
@@ -173,6 +175,81 @@ t.test('an event cut before its index point, posted again behind an event that w
   t.same((await postEvents(app, ndjson(other, cutOne))).json(), { written: 2, unchanged: 0, refused: [] })
   t.same(await idsServedAt(app, date), [cutOne.message_id, other.message_id].sort(), 'each once: neither overwrote the other')
   t.same((await postEvents(app, ndjson(other, cutOne))).json(), { written: 0, unchanged: 2, refused: [] }, 'both indexed')
+})
+
+/**
+ * An app whose InfluxDB writes go through a proxy that fails them on cue, and a stream client of
+ * its pushes. Two writes an ingest: the event points, then their index points.
+ */
+async function influxAppBehindProxy (t: Test, name: string): Promise<{ server: InfluxServer, env: Record<string, string>, proxy: WriteProxy, app: App, pushed: SseClient }> {
+  const server = await testInfluxServer()
+  t.teardown(() => server.destroy())
+  const proxy = await influxWriteProxy(t, server.url)
+  const env = influxTestEnv(server, name, { INFLUX_URL: proxy.url, INFLUX_TIMEOUT_MS: '1000' })
+  const app = await build(t, { store: storeFromEnv(env) })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const pushed = new SseClient(`http://127.0.0.1:${(app.server.address() as { port: number }).port}/svc/v2/events/stream`, AUTH)
+  t.teardown(() => pushed.close())
+  await pushed.until((client) => client.status === 200)
+  return { server, env: { ...env, INFLUX_URL: server.url }, proxy, app, pushed }
+}
+
+const pushedIds = (client: SseClient) => client.messages.map((frame) => (JSON.parse(frame.data!) as Message).message_id)
+
+t.test('a write InfluxDB applied but never answered (503): posted again, its events count as written and are pushed; another event with one of their IDs is refused', { skip: influxqlOnly }, async (t) => {
+  const { proxy, app, pushed } = await influxAppBehindProxy(t, 'withheld')
+  const event = alertOf('stalled-1', '2025-07-01T00:00:00.000Z')
+  proxy.plan.push('pass', 'withhold')
+  const stalled = await postEvents(app, ndjson(event))
+  t.equal(stalled.statusCode, 503, 'no answer from InfluxDB in time: 503')
+  t.equal(proxy.withheld, 1, 'InfluxDB applied both writes')
+  t.same((await postEvents(app, ndjson({ ...event, date_time: '2025-07-01T00:00:01.000Z' }))).json().refused.length, 1, 'another event with its ID: refused')
+  t.same((await postEvents(app, ndjson(event))).json(), WRITTEN_ONE, 'posted again: written, since no answer had said it was stored')
+  await pushed.until((client) => client.messages.length === 1)
+  t.same(pushedIds(pushed), ['stalled-1'], 'and pushed then')
+  t.same((await postEvents(app, ndjson(event))).json(), { written: 0, unchanged: 1, refused: [] }, 'then unchanged')
+  t.same(await idsServedAt(app, event.date_time), ['stalled-1'], 'stored once')
+})
+
+t.test('a write cut between the event points and their index points (503): another event with one of their IDs is refused, not stored beside it', { skip: influxqlOnly }, async (t) => {
+  const { proxy, app, pushed } = await influxAppBehindProxy(t, 'cut_between')
+  const event = alertOf('cut-between-1', '2025-07-02T00:00:00.000Z')
+  proxy.plan.push('pass', 'drop')
+  t.equal((await postEvents(app, ndjson(event))).statusCode, 503)
+  t.same(await idsServedAt(app, event.date_time), ['cut-between-1'], 'its point is stored, without its index point')
+  const moved = { ...event, date_time: '2025-07-03T00:00:00.000Z' }
+  const refused = (await postEvents(app, ndjson(moved))).json()
+  t.same(refused.refused.map((refusal: { line: number }) => refusal.line), [1], 'another event with its ID: refused')
+  t.match(refused.refused[0]?.reason, 'message_id "cut-between-1" is already stored for a different event')
+  t.same(await idsServedAt(app, moved.date_time), [], 'not stored')
+  t.same((await postEvents(app, ndjson(event))).json(), WRITTEN_ONE, 'the event posted again: indexed, written')
+  await pushed.until((client) => client.messages.length === 1)
+  t.same(pushedIds(pushed), ['cut-between-1'])
+  t.same((await postEvents(app, ndjson(moved))).json().refused.length, 1, 'still refused once indexed')
+})
+
+t.test('a write cut before InfluxDB saw it (503): another event with one of its IDs is written', { skip: influxqlOnly }, async (t) => {
+  const { proxy, app } = await influxAppBehindProxy(t, 'cut_before')
+  const event = alertOf('cut-before-1', '2025-07-04T00:00:00.000Z')
+  proxy.plan.push('drop')
+  t.equal((await postEvents(app, ndjson(event))).statusCode, 503)
+  const other = { ...event, message_code: 'OTHER' }
+  t.same((await postEvents(app, ndjson(other))).json(), WRITTEN_ONE, 'nothing was stored under that ID')
+  t.same((await postEvents(app, ndjson(event))).json().refused.length, 1, 'the first event, now: refused')
+})
+
+t.test('an event placed above the primary slots and cut before its index point: another event with its ID is refused', { skip: influxqlOnly }, async (t) => {
+  const { proxy, app } = await influxAppBehindProxy(t, 'cut_displaced')
+  const date = '2025-07-05T00:00:00.000Z'
+  const first = alertOf('above-1', date)
+  const second = { ...first, message_id: sameSlotAs(first.message_id, 'above-2') }
+  t.same((await postEvents(app, ndjson(first))).json(), WRITTEN_ONE)
+  proxy.plan.push('pass', 'drop')
+  t.equal((await postEvents(app, ndjson(second))).statusCode, 503, 'placed above the primary slots, then cut')
+  t.same(await idsServedAt(app, date), [first.message_id, second.message_id].sort())
+  t.same((await postEvents(app, ndjson({ ...second, date_time: '2025-07-06T00:00:00.000Z' }))).json().refused.length, 1, 'another event with its ID: refused')
+  t.same((await postEvents(app, ndjson(second))).json(), WRITTEN_ONE, 'posted again: indexed where it is')
+  t.same(await idsServedAt(app, date), [first.message_id, second.message_id].sort(), 'each once')
 })
 
 t.test('writes are cut by bytes as well as lines: long identifiers never make a body InfluxDB refuses as too large', async (t) => {

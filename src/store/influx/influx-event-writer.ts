@@ -10,6 +10,12 @@ import { writerStampLine } from './writer-stamps.js'
 const WRITE_BATCH = 5000
 
 /**
+ * At most this many events of failed writes are remembered as maybe stored (the oldest are
+ * forgotten first): about 200 bytes each, and only an outage of InfluxDB fills them.
+ */
+export const MAX_UNCERTAIN_EVENTS = 100_000
+
+/**
  * At most this many bytes of line protocol per write: influxd refuses a body over its
  * `max-body-size` (25 MB by default) with 413, and long identifiers make 5,000 lines pass that
  * (each escaped again inside its index point's JSON).
@@ -63,6 +69,15 @@ export class InfluxEventWriter implements EventWriter {
   /** This process's name in the writer stamps (writer-stamps.ts). */
   readonly writerId = randomUUID()
   #requests = 0
+  /**
+   * The events of writes that failed with no answer saying whether InfluxDB applied them (a
+   * timeout, a connection cut, one of the two writes done), by message_id: maybe stored, maybe
+   * without their index points. An event of a later batch with one of these IDs is judged
+   * against what InfluxDB holds at the uncertain event's millisecond, not against the index
+   * alone, and the uncertain event found stored counts as written (and is pushed) when it is
+   * posted again: no answer had said it was stored. Kept by this process only.
+   */
+  readonly #uncertain = new Map<string, { message: Message, epochMs: number }>()
 
   constructor (backend: InfluxBackend, measurement: string) {
     this.#backend = backend
@@ -127,18 +142,42 @@ export class InfluxEventWriter implements EventWriter {
     const outcome: WriteOutcome = { written: 0, unchanged: 0, refused: [], stored: [] }
     const indexed = new Map(lookedUp.byId)
     const held = new Map(lookedUp.held)
+    const unindexed = this.#uncertain.size === 0 ? undefined : await this.#findUncertain(events, indexed, held)
     const fresh: IngestEvent[] = []
+    const repaired: Array<{ ingest: IngestEvent, slot: number }> = []
+    /** Uncertain events found indexed as the events posted: written by the write that failed. */
+    const confirmed: IngestEvent[] = []
+    /** The IDs of this batch's uncertain events repaired or confirmed (a line after is unchanged). */
+    const settled = new Set<string>()
     for (const ingest of events) {
       const { message } = ingest.event
-      const known = indexed.get(message.message_id)
+      const id = message.message_id
+      // Stored by a write that failed, without its index point (only IDs the index lacks are sought).
+      const found = unindexed?.get(id)
+      const known = found?.message ?? indexed.get(id)
       if (known === undefined) {
         fresh.push(ingest)
         // A later line of this batch with the same ID is judged against this one.
-        indexed.set(message.message_id, message)
-      } else if (sameEvent(known, message)) {
+        indexed.set(id, message)
+      } else if (!sameEvent(known, message)) {
+        outcome.refused.push({ line: ingest.line, reason: `message_id ${JSON.stringify(id)} is already stored for a different event` })
+      } else if (settled.has(id)) {
         outcome.unchanged++
+      } else if (found !== undefined) {
+        const indexKey = indexKeyOf(id, found.epochMs, found.slot)
+        const indexHolder = held.get(indexKey)
+        if (indexHolder !== undefined && indexHolder !== id) {
+          outcome.refused.push({ line: ingest.line, reason: `message_id ${JSON.stringify(id)} is stored without its index entry, where another event's entry now is; it cannot be indexed` })
+          continue
+        }
+        held.set(indexKey, id)
+        repaired.push({ ingest, slot: found.slot })
+        settled.add(id)
+      } else if (this.#uncertain.has(id)) {
+        confirmed.push(ingest)
+        settled.add(id)
       } else {
-        outcome.refused.push({ line: ingest.line, reason: `message_id ${JSON.stringify(message.message_id)} is already stored for a different event` })
+        outcome.unchanged++
       }
     }
     const placed: Array<{ ingest: IngestEvent, slot: number }> = []
@@ -156,7 +195,6 @@ export class InfluxEventWriter implements EventWriter {
       held.set(indexKey, message.message_id)
       placed.push({ ingest, slot })
     }
-    const repaired: Array<{ ingest: IngestEvent, slot: number }> = []
     if (displaced.length > 0) await this.#placeDisplaced(displaced, held, placed, repaired, outcome)
     const eventLines: string[] = []
     const indexLines: string[] = []
@@ -167,19 +205,63 @@ export class InfluxEventWriter implements EventWriter {
     for (const { ingest: { event: { message, epochMs } }, slot } of repaired) {
       indexLines.push(toIndexLine(this.#measurement, message, epochMs, slot))
     }
-    for (const [from, to] of writeRuns(eventLines)) {
-      await this.#write(eventLines.slice(from, to))
-      outcome.written += to - from
-      for (const { ingest } of placed.slice(from, to)) outcome.stored.push(ingest)
+    try {
+      for (const [from, to] of writeRuns(eventLines)) {
+        await this.#write(eventLines.slice(from, to))
+        outcome.written += to - from
+        for (const { ingest } of placed.slice(from, to)) outcome.stored.push(ingest)
+      }
+      for (const [from, to] of writeRuns(indexLines)) await this.#write(indexLines.slice(from, to))
+    } catch (error) {
+      // Whatever the failure, a write may have been applied without its answer arriving.
+      for (const { ingest } of [...placed, ...repaired]) this.#rememberUncertain(ingest)
+      throw error
     }
-    for (const [from, to] of writeRuns(indexLines)) await this.#write(indexLines.slice(from, to))
-    outcome.written += repaired.length
-    for (const { ingest } of repaired) outcome.stored.push(ingest)
+    outcome.written += repaired.length + confirmed.length
+    for (const { ingest } of [...placed, ...repaired]) this.#uncertain.delete(ingest.event.message.message_id)
+    for (const ingest of confirmed) this.#uncertain.delete(ingest.event.message.message_id)
+    outcome.stored.push(...repaired.map(({ ingest }) => ingest), ...confirmed)
     // Written in time order (and placed apart, or repaired, after); they go out live in the order
     // they were accepted: their lines'.
     const stored = new Set(outcome.stored)
     outcome.stored = events.filter((ingest) => stored.has(ingest))
     return outcome
+  }
+
+  #rememberUncertain ({ event: { message, epochMs } }: IngestEvent): void {
+    this.#uncertain.delete(message.message_id)
+    this.#uncertain.set(message.message_id, { message, epochMs })
+    if (this.#uncertain.size > MAX_UNCERTAIN_EVENTS) this.#uncertain.delete(this.#uncertain.keys().next().value!)
+  }
+
+  /**
+   * Where InfluxDB holds the batch's uncertain events that the index does not (a write cut before
+   * their index points): their milliseconds' points are read, and each found is returned with
+   * its slot, its point marked as held. One found nowhere was never stored: it is forgotten, and
+   * its ID is free (a write InfluxDB applies after this read is beyond what can be known).
+   */
+  async #findUncertain (events: readonly IngestEvent[], indexed: ReadonlyMap<string, Message>, held: Map<string, string>): Promise<Map<string, { message: Message, epochMs: number, slot: number }>> {
+    const found = new Map<string, { message: Message, epochMs: number, slot: number }>()
+    const sought = new Set<string>()
+    const milliseconds = new Set<number>()
+    for (const { event: { message } } of events) {
+      const uncertain = this.#uncertain.get(message.message_id)
+      if (uncertain === undefined || indexed.has(message.message_id)) continue
+      sought.add(message.message_id)
+      milliseconds.add(uncertain.epochMs)
+    }
+    for (const epochMs of milliseconds) {
+      for await (const points of this.#backend.pointsBetween(epochMs, epochMs + 1)) {
+        for (const point of points) {
+          const message = messageOf(point.values, point.epochMs)
+          if (!sought.has(message.message_id)) continue
+          found.set(message.message_id, { message, epochMs: point.epochMs, slot: point.slot })
+          held.set(pointKeyOf(message, point.epochMs, point.slot), message.message_id)
+        }
+      }
+    }
+    for (const id of sought) if (!found.has(id)) this.#uncertain.delete(id)
+    return found
   }
 
   /** Lines and this writer's stamp, in one request: whoever sees the stamp changed knows that the index may have changed. */

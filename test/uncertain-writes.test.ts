@@ -1,0 +1,48 @@
+import t from 'tap'
+import type { Message } from '../schemas/message.js'
+import { jsonBytesOf } from '../src/data/json-bytes.js'
+import type { IngestEvent } from '../src/store/event-writer.js'
+import type { InfluxBackend } from '../src/store/influx/influx-backend.js'
+import { InfluxEventWriter, MAX_UNCERTAIN_EVENTS, type IndexAnswer } from '../src/store/influx/influx-event-writer.js'
+
+// The bound is a count of failed events, which a real InfluxDB behind the write proxy
+// (test/influx/influx-store.test.ts) would take minutes to fill: a stand-in backend, named as
+// such, whose writes fail on cue and which records the milliseconds the writer reads.
+function standInBackend (): { backend: InfluxBackend, failWrites: { now: boolean }, readAt: number[] } {
+  const failWrites = { now: true }
+  const readAt: number[] = []
+  const backend: InfluxBackend = {
+    dialect: 'influxql',
+    knownEventsSource: undefined,
+    queryEvents: async function * () {},
+    indexedEvents: async function * () {},
+    indexPoints: async function * () {},
+    pointsBetween: async function * (startMs: number) { readAt.push(startMs) },
+    write: async () => { if (failWrites.now) throw new Error('stand-in: the connection was cut') },
+    ping: async () => {},
+    prepareForWrites: async () => {},
+    close: async () => {}
+  }
+  return { backend, failWrites, readAt }
+}
+
+const T = Date.UTC(2026, 0, 1)
+const eventOf = (id: string, epochMs: number, code = 'EMPTY'): IngestEvent => {
+  const message: Message = { message_id: id, message_code: code, message_category: 'alert', date_time: new Date(epochMs).toISOString(), device_id: 'd', space_id: 's' }
+  return { event: { message, epochMs }, line: 1, json: jsonBytesOf(JSON.stringify(message)) }
+}
+const nothingIndexed: IndexAnswer = { byId: new Map(), held: new Map() }
+
+t.test(`the events of failed writes are remembered, ${MAX_UNCERTAIN_EVENTS} at most, the oldest forgotten first`, async (t) => {
+  const { backend, failWrites, readAt } = standInBackend()
+  const writer = new InfluxEventWriter(backend, 'events')
+  const failed = Array.from({ length: MAX_UNCERTAIN_EVENTS + 1 }, (_, i) => eventOf(`u-${i}`, T + i))
+  await t.rejects(writer.writeLookedUp(failed, nothingIndexed), /stand-in/)
+  failWrites.now = false
+  const outcome = await writer.writeLookedUp([eventOf('u-0', T + 5_000_000, 'OTHER'), eventOf('u-1', T + 5_000_001, 'OTHER')], nothingIndexed)
+  t.same(readAt, [T + 1], 'only the remembered one is sought where it was written: the oldest is forgotten')
+  t.equal(outcome.written, 2, 'neither found stored (the stand-in holds nothing): both written')
+  readAt.length = 0
+  await writer.writeLookedUp([eventOf('u-1', T + 1)], nothingIndexed)
+  t.same(readAt, [], 'written since, it is no longer uncertain: not read for again')
+})
