@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { MqttSettings, StreamSettings } from '../src/config.js'
 import { messageIdOf, type StoredEvent } from '../src/data/event-lines.js'
 import { jsonBytesOf } from '../src/data/json-bytes.js'
+import { StoreUnavailableError } from '../src/store/event-store.js'
 import { encodeMessage } from '../src/store/message-json.js'
 import { ClusterWorkerBus } from '../src/live/cluster-bus.js'
 import { EventLog } from '../src/live/event-log.js'
@@ -142,7 +143,8 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
   let holding = 0
   let unechoed = 0
   let draining = false
-  const writeGroup = async (group: readonly PendingIngest[]): Promise<void> => {
+  /** Writes a group; resolves with the store's StoreUnavailableError when it failed one of them. */
+  const writeGroup = async (group: readonly PendingIngest[]): Promise<StoreUnavailableError | undefined> => {
     beingWritten.add(group)
     beingWrittenIds = undefined
     try {
@@ -157,10 +159,13 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
         if (cluster.isWorker) unechoed += accepted.length
         bus.publish(accepted)
       }
+      let unavailable: StoreUnavailableError | undefined
       outcomes.forEach((settled, i) => {
         if (settled.status === 'fulfilled') group[i]!.resolve(settled.value)
         else group[i]!.reject(settled.reason)
+        if (settled.status === 'rejected' && settled.reason instanceof StoreUnavailableError) unavailable ??= settled.reason
       })
+      return unavailable
     } finally {
       beingWritten.delete(group)
       beingWrittenIds = undefined
@@ -171,7 +176,14 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       const group = waiting
       waiting = []
       try {
-        await bus.exclusive(() => writeGroup(group))
+        const unavailable = await bus.exclusive(() => writeGroup(group))
+        // The store failed while these waited: they fail at once, with the same answer, rather
+        // than each group behind a stalled store wait a timeout of its own in turn.
+        if (unavailable !== undefined) {
+          const behind = waiting
+          waiting = []
+          for (const pending of behind) pending.reject(unavailable)
+        }
       } catch (error) {
         // The lock itself failed (a cluster's primary gone): no write was made.
         for (const pending of group) pending.reject(error)

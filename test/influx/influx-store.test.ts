@@ -252,6 +252,35 @@ t.test('an event placed above the primary slots and cut before its index point: 
   t.same(await idsServedAt(app, date), [first.message_id, second.message_id].sort(), 'each once')
 })
 
+t.test('ingests queued behind a write InfluxDB does not answer fail with it (503), untried, instead of each waiting a timeout of its own', { skip: influxqlOnly }, async (t) => {
+  const { proxy, app } = await influxAppBehindProxy(t, 'queued')
+  proxy.plan.push('withhold', 'withhold', 'withhold', 'withhold')
+  const post = (id: string) => postEvents(app, ndjson(alertOf(id, '2025-07-07T00:00:00.000Z')))
+  const first = post('queued-1')
+  while (proxy.writes === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+  // Two groups' worth: these two reach the store together, behind the first.
+  const behind = [post('queued-2'), post('queued-3')]
+  const answers = await Promise.all([first, ...behind])
+  t.same(answers.map((answer) => answer.statusCode), [503, 503, 503])
+  t.equal(proxy.writes, 1, 'only the first write was tried')
+  proxy.plan.length = 0
+  t.same((await post('queued-2')).json(), WRITTEN_ONE, 'the next ingest is tried, and written')
+})
+
+t.test('of ingests that reach InfluxDB together, those behind a write it does not answer fail with it (503), untried', { skip: influxqlOnly }, async (t) => {
+  const { proxy, app } = await influxAppBehindProxy(t, 'grouped')
+  // The first ingest's two writes, the second's event points (unanswered), then the third's.
+  proxy.plan.push('slow', 'pass', 'withhold', 'withhold')
+  const post = (id: string) => postEvents(app, ndjson(alertOf(id, '2025-07-08T00:00:00.000Z')))
+  const first = post('grouped-1')
+  while (proxy.writes === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+  // Both wait for the first, then reach the store as one group: the third behind the second.
+  const behind = [post('grouped-2'), post('grouped-3')]
+  const answers = await Promise.all([first, ...behind])
+  t.same(answers.map((answer) => answer.statusCode), [200, 503, 503])
+  t.equal(proxy.writes, 3, 'the third ingest was not tried')
+})
+
 t.test('writes are cut by bytes as well as lines: long identifiers never make a body InfluxDB refuses as too large', async (t) => {
   const long = 'x'.repeat(1000)
   const lines = Array.from({ length: 20_000 }, () => long)

@@ -3,11 +3,11 @@ import { createServer, request, type IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 
 /**
- * What the proxy does with one write (`POST /write`): pass it on; pass it on and let InfluxDB
- * apply it, but never send its answer on (a stall past the provider's timeout); or drop it, the
- * connection cut before InfluxDB sees it.
+ * What the proxy does with one write (`POST /write`): pass it on; pass it on but send its answer
+ * 300 ms late; pass it on and let InfluxDB apply it, but never send its answer on (a stall past
+ * the provider's timeout); or drop it, the connection cut before InfluxDB sees it.
  */
-export type WriteFate = 'pass' | 'withhold' | 'drop'
+export type WriteFate = 'pass' | 'slow' | 'withhold' | 'drop'
 
 export interface WriteProxy {
   url: string
@@ -15,6 +15,8 @@ export interface WriteProxy {
   readonly plan: WriteFate[]
   /** Writes InfluxDB answered whose answers were withheld (applied, as far as InfluxDB goes). */
   withheld: number
+  /** Writes that reached the proxy, whatever their fate. */
+  writes: number
 }
 
 /**
@@ -24,7 +26,7 @@ export interface WriteProxy {
  */
 export async function influxWriteProxy (t: { teardown (fn: () => unknown): void }, target: string): Promise<WriteProxy> {
   const upstream = new URL(target)
-  const proxy: WriteProxy = { url: '', plan: [], withheld: 0 }
+  const proxy: WriteProxy = { url: '', plan: [], withheld: 0, writes: 0 }
   const sockets = new Set<Socket>()
   const forward = (incoming: IncomingMessage, onAnswer: (answer: IncomingMessage) => void) => {
     const outgoing = request({ hostname: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers: incoming.headers }, onAnswer)
@@ -32,7 +34,9 @@ export async function influxWriteProxy (t: { teardown (fn: () => unknown): void 
     incoming.pipe(outgoing)
   }
   const server = createServer((incoming, outgoing) => {
-    const fate = incoming.method === 'POST' && incoming.url?.startsWith('/write') === true ? proxy.plan.shift() ?? 'pass' : 'pass'
+    const isWrite = incoming.method === 'POST' && incoming.url?.startsWith('/write') === true
+    if (isWrite) proxy.writes++
+    const fate = isWrite ? proxy.plan.shift() ?? 'pass' : 'pass'
     if (fate === 'drop') {
       incoming.socket.destroy()
       return
@@ -43,8 +47,12 @@ export async function influxWriteProxy (t: { teardown (fn: () => unknown): void 
         answer.resume()
         return
       }
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers)
-      answer.pipe(outgoing)
+      const passOn = () => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(outgoing)
+      }
+      if (fate === 'slow') setTimeout(passOn, 300)
+      else passOn()
     })
   })
   server.on('connection', (socket) => {

@@ -1,9 +1,10 @@
-import type { EventBatch, EventQuery, EventStore, StoreHealth } from '../event-store.js'
+import { StoreUnavailableError, type EventBatch, type EventQuery, type EventStore, type StoreHealth } from '../event-store.js'
 import type { IngestEvent, WriteOutcome } from '../event-writer.js'
 import type { StoreLog } from '../store-descriptor.js'
 import type { InfluxBackend } from './influx-backend.js'
 import { InfluxEventWriter, type IndexAnswer } from './influx-event-writer.js'
 import { KnownIndex } from './known-events.js'
+import { unavailable } from './influx-transport.js'
 import { idHashesOf, idHashOf } from './message-id-index.js'
 import { orderWithinMilliseconds } from './order-within-milliseconds.js'
 import { isScan, ScanGate } from './scan-gate.js'
@@ -25,6 +26,8 @@ export class InfluxEventStore implements EventStore {
    * primary slots they may take, which decide the hash).
    */
   readonly #pending = new Map<string, number>()
+  /** Writes InfluxDB failed (unreachable, unanswered in time) since start. */
+  #failedWrites = 0
 
   constructor (backend: InfluxBackend, maxScans: number, measurement: string, log: StoreLog) {
     this.#backend = backend
@@ -55,9 +58,19 @@ export class InfluxEventStore implements EventStore {
     const prepared = this.#prepare()
     const early = overlaps ? undefined : prepared.then(() => this.#lookUp(events))
     early?.catch(() => {})
+    const failedBefore = this.#failedWrites
     const written = this.#writing.then(async () => {
+      // InfluxDB failed a write while this one waited behind it: this one fails at once, rather
+      // than wait a timeout of its own in turn (ten ingests queued behind a stall answered after
+      // ten INFLUX_TIMEOUT_MS). Its client is told to come back, as the first one was.
+      if (this.#failedWrites !== failedBefore) throw unavailable('InfluxDB failed the write queued before this one; this one was not tried')
       await prepared
-      return await this.#writer.writeLookedUp(events, await (early ?? this.#lookUp(events)))
+      try {
+        return await this.#writer.writeLookedUp(events, await (early ?? this.#lookUp(events)))
+      } catch (error) {
+        if (error instanceof StoreUnavailableError) this.#failedWrites++
+        throw error
+      }
     })
     this.#writing = written.catch(() => {})
     return written.finally(() => {
