@@ -47,7 +47,8 @@ export interface AuthenticationOptions {
 export default fp<AuthenticationOptions>(async function authentication (fastify, options) {
   const { tokens } = options
   if (options.tokensFile !== undefined) {
-    const load = (path: string) => loadTokensFile(path, fastify.entityRegistry)
+    const isConfigured = (key: string) => tokens.isConfigured(key)
+    const load = (path: string) => loadTokensFile(path, fastify.entityRegistry, isConfigured)
     const file = await reloadableFile(options.tokensFile, load, (loaded) => ({ tokens: loaded.size }), fastify.log, (loaded) => tokens.replaceFileTokens(loaded))
     tokens.replaceFileTokens(file.current)
     fastify.log.info({ file: options.tokensFile, tokens: file.current.size }, 'tokens loaded')
@@ -61,7 +62,7 @@ export default fp<AuthenticationOptions>(async function authentication (fastify,
       const stale = [...tokens.fileTokens()].find((principal) => principal.scope !== undefined && registry.unknownIn(principal.scope).length > 0)
       if (stale === undefined) return
       try {
-        await loadTokensFile(options.tokensFile!, registry)
+        await loadTokensFile(options.tokensFile!, registry, isConfigured)
       } catch (error) {
         throw new Error(`the token ${JSON.stringify(stale.name)} of ${options.tokensFile!} names ${registry.unknownIn(stale.scope!).join(', ')}, which this file no longer has: take it out of the token's scope first (the tokens file as it is on disk does not load with it either: ${(error as Error).message})`)
       }

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream'
 import { DataFileError } from '../src/data/data-file-error.js'
 import { main as tokenCommand, newToken } from '../src/cli/token.js'
 import { tokenDigest } from '../src/http/bearer-token.js'
-import { AUTH, build, fixturesDir, INGEST_AUTH } from './helper.js'
+import { AUTH, build, fixturesDir, INGEST_AUTH, INGEST_TOKEN, TOKEN } from './helper.js'
 
 const ACME = 'acme-secret-token'
 const SOAP = 'soap-only-token'
@@ -75,7 +75,10 @@ t.test('a bad TOKENS_FILE stops start-up naming the entry', async (t) => {
     ['an entry without a name', [{ sha256: tokenDigest('x') }], /tokens\.json: entry tokens\[0\]\.name: expected required property/],
     ['a name that is no string', [{ name: 7, sha256: tokenDigest('x') }], /tokens\.json: entry tokens\[0\]\.name: /],
     ['an unknown entity in a scope', [{ name: 'a', sha256: tokenDigest('x') }, { name: 'b', sha256: tokenDigest('y'), scope: { device_ids: ['ghost'] } }], /entry tokens\[1\] \("b"\)\.scope: unknown device "ghost"/],
-    ['a repeated name', [{ name: 'a', sha256: tokenDigest('x') }, { name: 'a', sha256: tokenDigest('y') }], /entry tokens\[1\] \("a"\): the name is already used by tokens\[0\]/]
+    ['a repeated name', [{ name: 'a', sha256: tokenDigest('x') }, { name: 'a', sha256: tokenDigest('y') }], /entry tokens\[1\] \("a"\): the name is already used by tokens\[0\]/],
+    // Its scope would be ignored: the configured token, which sees everything, is looked up first.
+    ['a token also in API_TOKENS', [{ name: 'legacy', sha256: tokenDigest(TOKEN), scope: { device_ids: ['soap-001'] } }], /entry tokens\[0\] \("legacy"\): its token is also in API_TOKENS or INGEST_TOKENS/],
+    ['a token also in INGEST_TOKENS', [{ name: 'feeder', sha256: tokenDigest(INGEST_TOKEN), ingest: true }], /entry tokens\[0\] \("feeder"\): its token is also in API_TOKENS or INGEST_TOKENS/]
   ]
   for (const [what, tokens, message] of cases) {
     const error = await build(t, { tokensFile: tokensFile(t.testdir(), tokens) }).then(() => undefined, (failure: unknown) => failure)

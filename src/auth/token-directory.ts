@@ -53,6 +53,11 @@ export class TokenDirectory {
     return this.#configured.get(key) ?? this.#file.get(key)
   }
 
+  /** Whether the token of this key is in API_TOKENS or INGEST_TOKENS. */
+  isConfigured (key: string): boolean {
+    return this.#configured.has(key)
+  }
+
   lookup (token: string): Principal | undefined {
     const key = tokenKey(token)
     return this.#configured.get(key) ?? this.#file.get(key)

@@ -10,10 +10,11 @@ const tokensCheck = compileSchemaCheck(TokensFile)
 
 /**
  * Loads and checks TOKENS_FILE: its schema (no unknown field, a 64-digit hex SHA-256), unique
- * names and hashes, and scopes naming only entities the registry knows. Its tokens read events;
+ * names and hashes, none of a token also configured (`isConfigured`, by key), and scopes naming
+ * only entities the registry knows. Its tokens read events;
  * `ingest: true` also posts them. Returns them by digest.
  */
-export async function loadTokensFile (file: string, registry: EntityRegistry): Promise<Map<string, Principal>> {
+export async function loadTokensFile (file: string, registry: EntityRegistry, isConfigured: (key: string) => boolean): Promise<Map<string, Principal>> {
   const value = await readJsonFile(file)
   if (!tokensCheck.is(value)) {
     const problem = tokensCheck.problem(value)!
@@ -28,6 +29,9 @@ export async function loadTokensFile (file: string, registry: EntityRegistry): P
     const sameName = names.get(entry.name)
     if (sameName !== undefined) throw new DataFileError(file, where, `the name is already used by tokens[${sameName}]`)
     if (byDigest.has(key)) throw new DataFileError(file, where, 'the same sha256 as an earlier entry')
+    // The configured lists are looked in first and give every entity: the entry's scope would be
+    // silently ignored (failing open).
+    if (isConfigured(key)) throw new DataFileError(file, where, 'its token is also in API_TOKENS or INGEST_TOKENS, which would give it every entity whatever its scope: take it out of one or the other')
     if (entry.scope !== undefined) {
       const unknown = registry.unknownIn(entry.scope)
       if (unknown.length > 0) throw new DataFileError(file, `${where}.scope`, `unknown ${unknown.join(', ')}`)
