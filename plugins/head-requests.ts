@@ -15,7 +15,7 @@ export default fp(async function headRequests (fastify) {
     const isStream = route.config?.stream === true
     const withoutFalseLength: onSendHookHandler = function (_request: FastifyRequest, reply: FastifyReply, payload, done) {
       const status = reply.statusCode
-      if (isStream || status === 204 || status === 304) reply.removeHeader('content-length')
+      if ((isStream && status === 200) || status === 204 || status === 304) reply.removeHeader('content-length')
       done(null, payload)
     }
     route.onSend = withHookLast(route.onSend, withoutFalseLength)

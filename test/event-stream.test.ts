@@ -222,8 +222,13 @@ t.test('HEAD: the stream\'s headers after the same checks, no body, and no strea
   t.equal(head.body, '')
   const metrics = await app.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-secret' } })
   t.match(metrics.body, 'stream_subscribers 0', 'no subscriber')
-  const bad = await app.inject({ method: 'HEAD', url: '/svc/v2/events/stream?message_ids=x', headers: AUTH })
-  t.equal(bad.statusCode, 400, 'the checks first, as for GET')
+  t.equal(head.headers['content-length'], undefined, 'no length: the GET answer, a stream, has none')
+  for (const [url, headers] of [['/svc/v2/events/stream?message_ids=x', AUTH], ['/svc/v2/events/stream', {}], ['/svc/v2/events/stream?start_date=x', AUTH]] as const) {
+    const get = await app.inject({ url, headers })
+    const bad = await app.inject({ method: 'HEAD', url, headers })
+    t.equal(bad.statusCode, get.statusCode, `${url}: the checks first, as for GET (${get.statusCode})`)
+    t.equal(bad.headers['content-length'], get.headers['content-length'], 'an error answer\'s length, as for GET')
+  }
 })
 
 t.test('heartbeats, the client bound, and a clean end on shutdown', async (t) => {
