@@ -24,6 +24,9 @@ export default fp<CorsOptions>(async function corsHeaders (fastify, options) {
     allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'If-None-Match'],
     exposedHeaders: ['ETag', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Error-Message'],
     maxAge: 600,
+    // @fastify/cors sends `Content-Length: 0` with its answer (Safari waits for a body without
+    // it), which RFC 9110 forbids on a 204: a 200 with an empty body is the same "ok" to a browser.
+    optionsSuccessStatus: 200,
     // An OPTIONS request that is not a preflight (no Origin or Access-Control-Request-Method) gets
     // the preflight's 204 without grants, instead of @fastify/cors's plain-text 400, which is no
     // error object (and no error: it asks nothing).
