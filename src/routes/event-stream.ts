@@ -46,6 +46,21 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       if (typeof range === 'string') return sendError(reply, range)
       startMs = range.startMs
     }
+    // A replay reads the store: one that cannot answer now is a 503 before the stream starts, as
+    // the events endpoint's (a Last-Event-ID, which takes precedence, reads only the log). Asked
+    // first: from here to the stream's place among the subscribers nothing waits, so a reload of
+    // the tokens or the registry meanwhile (which ends the streams it concerns) cannot miss it.
+    const lastEventId = request.headers['last-event-id']
+    const resuming = typeof lastEventId === 'string' && lastEventId !== ''
+    if (startMs !== undefined && !resuming) {
+      const health = await fastify.events.health()
+      if (!health.ready) {
+        request.log.warn({ reason: health.reason }, 'event store unavailable: a stream\'s replay refused')
+        reply.header('retry-after', String(options.retryAfterSeconds))
+        return sendError(reply, 'service_unavailable')
+      }
+    }
+
     const { streams, log } = fastify.live
     if (streams.full) {
       reply.header('retry-after', String(options.retryAfterSeconds))
@@ -65,19 +80,6 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     const directoryKey = request.principal.jwt === true || token === undefined ? undefined : tokenKey(token)
     if (directoryKey !== undefined && fastify.tokens.byKey(directoryKey) !== request.principal) return sendError(reply, 'unauthorized_request')
     const opener = { directoryKey, principal: request.principal }
-
-    // A replay reads the store: one that cannot answer now is a 503 before the stream starts, as
-    // the events endpoint's (a Last-Event-ID, which takes precedence, reads only the log).
-    const lastEventId = request.headers['last-event-id']
-    const resuming = typeof lastEventId === 'string' && lastEventId !== ''
-    if (startMs !== undefined && !resuming) {
-      const health = await fastify.events.health()
-      if (!health.ready) {
-        request.log.warn({ reason: health.reason }, 'event store unavailable: a stream\'s replay refused')
-        reply.header('retry-after', String(options.retryAfterSeconds))
-        return sendError(reply, 'service_unavailable')
-      }
-    }
 
     // HEAD (Fastify answers it with this route): the stream's headers, and no stream.
     if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache').send('')
