@@ -154,7 +154,9 @@ export async function buildApp (config: Config, overrides: FastifyServerOptions 
     },
     clientErrorHandler: (error, socket) => {
       const code = answerClientError(error, socket)
-      if (code !== undefined) fastify.log.debug({ err: error, answered: code }, 'a request that could not be read')
+      // Not the error itself: Node's parser errors carry the raw bytes read (`rawPacket`), a
+      // token among them, and logs never hold a token.
+      if (code !== undefined) fastify.log.debug({ err: { type: error.name, code: (error as NodeJS.ErrnoException).code, message: error.message }, answered: code }, 'a request that could not be read')
     },
     ...overrides
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -153,9 +153,19 @@ t.test('logs name the token, never the token itself; a reloaded file is taken', 
   const file = tokensFile(dir, standardTokens)
   const app = await build(t, { tokensFile: file, logLevel: 'debug' }, { logger: { level: 'debug', stream } })
   await app.inject({ url: `/svc/v2/events?${START}`, headers: bearer(ACME) })
+  // A request Node cannot parse: its error carries the raw bytes read, token included.
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { connect } = await import('node:net')
+  const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1', () => {
+    socket.write(`GET /svc/v2/events?${START} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ACME}\r\nBad Header: y\r\n\r\n`)
+  })
+  socket.on('data', () => {})
+  await new Promise((resolve) => socket.on('close', resolve))
   const logged = lines.join('')
   t.match(logged, '"token":"acme-fm"')
+  t.match(logged, 'a request that could not be read', 'the unreadable request is logged')
   t.notMatch(logged, ACME)
+  t.notMatch(logged, 'rawPacket', 'without the bytes it was read from')
 
   const later = 'a-later-token'
   writeFileSync(file, JSON.stringify({ tokens: [...standardTokens, { name: 'later', sha256: tokenDigest(later) }] }))
