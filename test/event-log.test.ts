@@ -57,6 +57,17 @@ t.test('dropped by count or age: a reset since the earliest date_time after the 
   t.ok('since' in aged.resume('abc-0', 5000))
 })
 
+t.test('a reset\'s since counts only the kept events the stream keeps: the others\' times are not its client\'s to learn', async (t) => {
+  const log = new EventLog(T0.toString(36), { events: 100, ms: Infinity })
+  const message: LiveEvent['message'] = { ...live(1, 0).message, date_time: new Date(T0 - 3_600_000 + 1234).toISOString(), space_id: 'theirs' }
+  // A late event (dated an hour before the log began) of a space the stream does not cover.
+  log.append([{ seq: 1, message, json: encodeMessage(message) }, live(2, 5 * 60_000 + 250)])
+  const mine = (message: { space_id?: string }) => message.space_id === 's'
+  t.same(log.resume('other-1', Date.now(), mine), { since: new Date(T0).toISOString() }, 'a foreign cursor: the log\'s beginning, not the late event of another space')
+  t.same(log.resume(`${T0.toString(36)}-9`, Date.now(), mine), { since: new Date(T0).toISOString() }, 'a cursor past the end: the same')
+  t.same(log.resume('other-1'), { since: new Date(T0 - 3_600_000 + 1234).toISOString() }, 'without a filter, every kept event counts')
+})
+
 t.test('a long run keeps a bounded summary and stays correct', async (t) => {
   const log = new EventLog('abc', { events: 10, ms: Infinity })
   for (let seq = 1; seq <= 5000; seq++) log.append([live(seq, seq * 60_000)])

@@ -197,11 +197,11 @@ export class EventLog {
   resume (cursor: string, now = Date.now(), keep?: (message: Message) => boolean): Resumption {
     this.#dropExpired(now)
     const seq = this.#seqOf(cursor)
-    if (seq === undefined) return { since: this.#since(0, runStartOf(cursor, now)) }
-    if (seq > this.#lastSeq) return { since: this.#since(0) }
+    if (seq === undefined) return { since: this.#since(0, keep, runStartOf(cursor, now)) }
+    if (seq > this.#lastSeq) return { since: this.#since(0, keep) }
     const firstSeq = this.#firstSeq()
     // Events after the cursor were dropped, or came before this process joined the log.
-    if (seq < firstSeq - 1) return { since: this.#since(seq) }
+    if (seq < firstSeq - 1) return { since: this.#since(seq, keep) }
     const events: LiveEvent[] = []
     for (let i = seq + 1 - firstSeq; i < this.#count; i++) {
       const slot = this.#slot(i)
@@ -262,11 +262,12 @@ export class EventLog {
 
   /**
    * The earliest date_time of the events accepted after `seq` that this log can no longer
-   * replay, together with every kept one (the stream goes on live after a reset, so the
-   * backfill covers them too); for a cursor that is not this log's, of every event it knows and
-   * of the log's own beginning; never later than `notAfter`.
+   * replay, together with every kept one that `keep` keeps (the stream goes on live after a
+   * reset, so the backfill covers them too; the others are not the stream's, whose client must
+   * not learn their times); for a cursor that is not this log's, of every event it knows and of
+   * the log's own beginning; never later than `notAfter`.
    */
-  #since (seq: number, notAfter = Number.POSITIVE_INFINITY): string {
+  #since (seq: number, keep: ((message: Message) => boolean) | undefined, notAfter = Number.POSITIVE_INFINITY): string {
     let earliest = notAfter
     const marks = this.#droppedMarks
     // The first mark after seq holds the earliest minute of the dropped events after seq.
@@ -280,8 +281,9 @@ export class EventLog {
     // No mark after it: the events after the cursor came before this process joined the log.
     earliest = Math.min(earliest, low < marks.length ? marks[low]!.minuteMs : this.#startedMs())
     for (let i = 0; i < this.#count; i++) {
-      const ms = this.#epochMs[this.#slot(i)]!
-      if (ms < earliest) earliest = ms
+      const slot = this.#slot(i)
+      const ms = this.#epochMs[slot]!
+      if (ms < earliest && (keep === undefined || keep(messageOfWireJson(this.#chunks.get(this.#chunkOf[slot]!)!, this.#starts[slot]!, this.#ends[slot]!)))) earliest = ms
     }
     return formatEventTime(Number.isFinite(earliest) ? earliest : Date.now())
   }
