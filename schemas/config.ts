@@ -11,6 +11,8 @@ const text = (description: string, pattern?: string) =>
 export const CommonEnvironment = Type.Object({
   PORT: text('a TCP port number from 0 to 65535', '^(0|[1-9]\\d{0,4})$'),
   HOST: text('an address or host name to listen on', '^\\S+$'),
+  TLS_CERT_FILE: text('the path of a PEM file with the server\'s certificate (and its chain)', '\\S'),
+  TLS_KEY_FILE: text('the path of a PEM file with the certificate\'s private key', '\\S'),
   API_TOKENS: text(
     'a comma separated list of bearer tokens (each of letters, digits and -._~+/, optionally ending in =)',
     '^\\s*[A-Za-z0-9\\-._~+/]+=*\\s*(,\\s*[A-Za-z0-9\\-._~+/]+=*\\s*)*$'

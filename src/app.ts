@@ -112,6 +112,14 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
 
 export function serverOptions (config: Config): FastifyServerOptions {
   const { limits } = config
+  const httpOptions = {
+    // Node checks the two timeouts below on this interval (30 s by default, so a client
+    // dribbling its headers was cut only after 65 s).
+    connectionsCheckingInterval: 1000,
+    headersTimeout: limits.requestTimeoutMs,
+    // A request without Host is answered like any other (the token first), not with Node's empty 400.
+    requireHostHeader: false
+  }
   return {
     logger: { level: config.logLevel },
     // Requests are counted in the millions; a log line per request is debug detail.
@@ -125,17 +133,9 @@ export function serverOptions (config: Config): FastifyServerOptions {
     // Timeouts Node leaves off or long, set on purpose (README, "Limits and timeouts").
     requestTimeout: limits.requestTimeoutMs,
     connectionTimeout: limits.idleTimeoutMs,
-    // Passed to http.createServer (Fastify's types do not list it, its server factory reads it).
-    ...{
-      http: {
-        // Node checks the two timeouts below on this interval (30 s by default, so a client
-        // dribbling its headers was cut only after 65 s).
-        connectionsCheckingInterval: 1000,
-        headersTimeout: limits.requestTimeoutMs,
-        // A request without Host is answered like any other (the token first), not with Node's empty 400.
-        requireHostHeader: false
-      }
-    }
+    // Passed to http.createServer, or with TLS to https.createServer, which takes the same
+    // options beside its own (Fastify's types do not list `http`, its server factory reads it).
+    ...(config.tls === undefined ? { http: httpOptions } : { https: { ...httpOptions, ...config.tls, handshakeTimeout: limits.requestTimeoutMs } })
   }
 }
 

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
+import { createSecureContext } from 'node:tls'
 import { Type, type TObject } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { CommonEnvironment } from '../schemas/config.js'
@@ -17,6 +19,8 @@ export type LogLevel = NonNullable<CommonEnvironment['LOG_LEVEL']>
 export interface Config {
   port: number
   host: string
+  /** TLS_CERT_FILE and TLS_KEY_FILE, read: the port speaks HTTPS; undefined: plain HTTP. */
+  tls: TlsSettings | undefined
   /** Bearer tokens the provider accepts. */
   apiTokens: string[]
   /** True when no API_TOKENS was given and a random one was made for this run. */
@@ -53,6 +57,12 @@ export interface Config {
   /** Processes serving on the port (node:cluster); 1 runs in this process alone. */
   workers: number
   limits: Limits
+}
+
+export interface TlsSettings {
+  /** PEM: the certificate, then its chain. */
+  cert: Buffer
+  key: Buffer
 }
 
 /** What one client, and all of them, may cost the provider (README, "Limits and timeouts"). */
@@ -140,6 +150,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port,
     host: common.HOST ?? '0.0.0.0',
+    tls: tlsSettings(common.TLS_CERT_FILE, common.TLS_KEY_FILE),
     apiTokens,
     generatedToken: common.API_TOKENS === undefined,
     ingestTokens: common.INGEST_TOKENS === undefined
@@ -243,4 +254,26 @@ function chooseStore (values: Record<string, string>): ConfiguredStore {
   const name = values.STORE ?? storeDescriptors[0].name
   const descriptor = storeDescriptors.find((candidate) => candidate.name === name)!
   return configureStore(descriptor as StoreDescriptor<TObject, unknown>, values)
+}
+
+/** TLS_CERT_FILE and TLS_KEY_FILE: both or neither, each a readable PEM file, the two a pair. */
+function tlsSettings (certFile: string | undefined, keyFile: string | undefined): TlsSettings | undefined {
+  if (certFile === undefined && keyFile === undefined) return undefined
+  if (certFile === undefined || keyFile === undefined) {
+    throw new ConfigError(`${certFile === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE'} must be set too: HTTPS needs both TLS_CERT_FILE and TLS_KEY_FILE`)
+  }
+  const read = (name: string, file: string): Buffer => {
+    try {
+      return readFileSync(file)
+    } catch (error) {
+      throw new ConfigError(`${name} names ${file}, which cannot be read: ${(error as Error).message}`)
+    }
+  }
+  const settings = { cert: read('TLS_CERT_FILE', certFile), key: read('TLS_KEY_FILE', keyFile) }
+  try {
+    createSecureContext(settings)
+  } catch (error) {
+    throw new ConfigError(`TLS_CERT_FILE (${certFile}) and TLS_KEY_FILE (${keyFile}) must be a PEM certificate and its private key: ${(error as Error).message}`)
+  }
+  return settings
 }

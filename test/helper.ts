@@ -26,6 +26,7 @@ export function testConfig ({ eventsFile, ...overrides }: Partial<Config> & { ev
   return {
     port: 0,
     host: '127.0.0.1',
+    tls: undefined,
     apiTokens: [TOKEN, OTHER_TOKEN],
     generatedToken: false,
     ingestTokens: [INGEST_TOKEN],

@@ -21,7 +21,7 @@ export function startServer (env: Record<string, string>, options: { detached?: 
   const exited = once(child, 'exit').then(([code]) => code as number | null)
   const listening = new Promise<string>((resolve, reject) => {
     child.stdout.on('data', () => {
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
+      const match = /Server listening at (https?:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
       if (match !== null) resolve(match[1]!)
     })
     exited.then(() => reject(new Error(`exited before listening: ${stderr}`)), reject)
