@@ -100,7 +100,8 @@ const ROUTES: Record<string, RouteDoc> = {
     errors: ['invalid_parameter', 'duplicate_parameter', 'invalid_parameter_combination', 'invalid_start_date', ...TOKEN_ERRORS],
     meanings: {
       invalid_parameter_combination: 'both `message_category` and `message_codes`',
-      service_unavailable: '`STREAM_MAX_CLIENTS` streams are open, the provider is saturated, or it is shutting down (with `Retry-After`)'
+      service_unavailable: '`STREAM_MAX_CLIENTS` streams are open, the provider is saturated, or it is shutting down (with `Retry-After`)',
+      too_many_requests: 'the token has `STREAM_MAX_CLIENTS_PER_TOKEN` streams open already, or more requests than `RATE_LIMIT` allows it (with `Retry-After`)'
     },
     headers: { 'last-event-id': Type.String({ description: 'the `id` of the last event received: every matching event accepted after it, then live (takes precedence over `start_date`)' }) }
   },

@@ -87,6 +87,8 @@ export interface StreamSettings {
   retentionMs: number
   heartbeatMs: number
   maxClients: number
+  /** Of them, at most this many opened with one token. */
+  maxClientsPerToken: number
   /** A subscriber whose unsent data passes this is disconnected. */
   maxBufferBytes: number
 }
@@ -162,6 +164,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       ...streamRetention(common.STREAM_RETENTION ?? '24h,1000000'),
       heartbeatMs: Number(common.STREAM_HEARTBEAT_MS ?? 15_000),
       maxClients: Number(common.STREAM_MAX_CLIENTS ?? 10_000),
+      maxClientsPerToken: Number(common.STREAM_MAX_CLIENTS_PER_TOKEN ?? 1000),
       maxBufferBytes: Number(common.STREAM_MAX_BUFFER_BYTES ?? 1024 * 1024)
     },
     metricsToken: common.METRICS_TOKEN,

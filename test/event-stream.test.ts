@@ -3,7 +3,7 @@ import { copyFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { AUTH, build, fixturesDir, INGEST_AUTH, storeFromEnv } from './helper.js'
+import { AUTH, build, fixturesDir, INGEST_AUTH, OTHER_TOKEN, storeFromEnv } from './helper.js'
 import { SseClient } from './live/sse-client.js'
 
 const NDJSON = { 'content-type': 'application/x-ndjson' }
@@ -123,7 +123,7 @@ t.test('resume with Last-Event-ID: everything accepted after the cursor, none tw
 })
 
 t.test('a cursor older than the retention gets a reset naming from when to backfill', async (t) => {
-  const { app, base } = await listening(t, { stream: { retentionEvents: 2, retentionMs: Infinity, heartbeatMs: 15_000, maxClients: 10, maxBufferBytes: 1024 * 1024 } })
+  const { app, base } = await listening(t, { stream: { retentionEvents: 2, retentionMs: Infinity, heartbeatMs: 15_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 1024 * 1024 } })
   const watcher = stream(t, `${base}/svc/v2/events/stream`)
   await watcher.until((client) => client.status === 200)
   const early = event({ date_time: '2025-02-03T04:05:06.789Z' })
@@ -232,7 +232,7 @@ t.test('HEAD: the stream\'s headers after the same checks, no body, and no strea
 })
 
 t.test('heartbeats, the client bound, and a clean end on shutdown', async (t) => {
-  const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 100, maxClients: 2, maxBufferBytes: 64 * 1024 } })
+  const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 100, maxClients: 2, maxClientsPerToken: 2, maxBufferBytes: 64 * 1024 } })
   const a = stream(t, `${base}/svc/v2/events/stream`)
   const b = stream(t, `${base}/svc/v2/events/stream`)
   await a.until((client) => client.frames.some((frame) => frame.comment === 'keep-alive'), 3000, 'a heartbeat')
@@ -271,7 +271,7 @@ t.test('a shutdown ends the streams after the ingests under way have handed them
 })
 
 t.test('a subscriber that half-closes its connection (FIN) is gone: its stream ends and its place is free', async (t) => {
-  const { base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 1, maxBufferBytes: 64 * 1024 } })
+  const { base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 1, maxClientsPerToken: 1, maxBufferBytes: 64 * 1024 } })
   const socket = await rawStream(t, base)
   socket.resume()
   const ended = new Promise<boolean>((resolve) => {
@@ -285,8 +285,33 @@ t.test('a subscriber that half-closes its connection (FIN) is gone: its stream e
   t.equal(next.status, 200)
 })
 
+t.test('one token has at most STREAM_MAX_CLIENTS_PER_TOKEN streams (429 beyond, with Retry-After); the others still get theirs, and a place freed is taken again', async (t) => {
+  const { base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 2, maxBufferBytes: 64 * 1024 } })
+  const open = async (headers: Record<string, string>) => {
+    const client = stream(t, `${base}/svc/v2/events/stream`, headers)
+    await client.until((c) => c.status !== 0)
+    return client
+  }
+  const first = await open(AUTH)
+  await open(AUTH)
+  const third = await open(AUTH)
+  t.equal(third.status, 429, 'a third stream of the same token')
+  await third.until((c) => c.ended)
+  t.same(JSON.parse(third.body), { status: 429, message: 'too_many_requests' })
+  t.equal(third.headers['retry-after'], '5')
+  t.equal((await open({ authorization: `Bearer ${OTHER_TOKEN}` })).status, 200, 'another token still gets one')
+  first.close()
+  const deadline = Date.now() + 3000
+  let again = await open(AUTH)
+  while (again.status !== 200 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    again = await open(AUTH)
+  }
+  t.equal(again.status, 200, 'the place its closed stream freed')
+})
+
 t.test('a subscriber that does not read is disconnected once its unsent data passes the bound', async (t) => {
-  const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxBufferBytes: 64 * 1024 } })
+  const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 64 * 1024 } })
   const socket = await rawStream(t, base)
   // It reads no more (a paused socket also never sees the provider close it: the provider's count tells).
   socket.pause()

@@ -17,6 +17,8 @@ export interface StreamFilter {
 
 export interface StreamLimits {
   maxClients: number
+  /** Of them, at most this many opened with one token (Principal.key): no consumer takes every place. */
+  maxClientsPerToken: number
   /** A subscriber whose unsent data passes this is disconnected. */
   maxBufferBytes: number
   heartbeatMs: number
@@ -137,6 +139,9 @@ export class StreamSubscribers {
   readonly #streams = new Set<StreamSubscriber>()
   readonly #heartbeat: NodeJS.Timeout
 
+  /** Open streams by the key of the token that opened them. */
+  readonly #byToken = new Map<string, number>()
+
   constructor (limits: StreamLimits, log: StreamLog) {
     this.#limits = limits
     this.#log = log
@@ -154,13 +159,26 @@ export class StreamSubscribers {
     return this.#streams.size >= this.#limits.maxClients
   }
 
+  /** Whether the token of this key (Principal.key) has all the streams one token may have. */
+  fullFor (key: string): boolean {
+    return (this.#byToken.get(key) ?? 0) >= this.#limits.maxClientsPerToken
+  }
+
   add (stream: StreamSubscriber): void {
+    if (this.#streams.has(stream)) return
     this.#streams.add(stream)
+    const key = stream.opener?.principal.key
+    if (key !== undefined) this.#byToken.set(key, (this.#byToken.get(key) ?? 0) + 1)
   }
 
   remove (stream: StreamSubscriber): void {
     stream.closed = true
-    this.#streams.delete(stream)
+    if (!this.#streams.delete(stream)) return
+    const key = stream.opener?.principal.key
+    if (key === undefined) return
+    const left = this.#byToken.get(key)! - 1
+    if (left === 0) this.#byToken.delete(key)
+    else this.#byToken.set(key, left)
   }
 
   /** Hands accepted events, those of known entities only, to every stream that wants them. */

@@ -66,6 +66,11 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       reply.header('retry-after', String(options.retryAfterSeconds))
       return sendError(reply, 'service_unavailable')
     }
+    // One consumer cannot take every place: beyond its share, its own streams are too many.
+    if (streams.fullFor(request.principal.key)) {
+      reply.header('retry-after', String(options.retryAfterSeconds))
+      return sendError(reply, 'too_many_requests')
+    }
     const { selection, errors, visible } = fastify.entityRegistry.resolve({
       deviceIds: splitList(parameters.device_ids),
       spaceIds: splitList(parameters.space_ids),
