@@ -10,14 +10,22 @@ export const TokenScope = Type.Object({
 
 export type TokenScope = Static<typeof TokenScope>
 
-/** TOKENS_FILE: named consumer tokens, stored only as their SHA-256. */
+// Not `jwt:…`: the name logs give a JWT's subject, which a file's entry must not pass for.
+export const TokenName = Type.String({ minLength: 1, maxLength: 128, pattern: '^(?!jwt:)[A-Za-z0-9._:@/-]+$', description: 'for logs and rate limits (letters, digits and ._:@/-, not beginning with jwt:, which logs give JWTs)' })
+
+/** One consumer token of TOKENS_FILE, stored only as its SHA-256. */
+export const TokenEntry = Type.Object({
+  name: TokenName,
+  sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'the hex SHA-256 of the token' }),
+  scope: Type.Optional(TokenScope),
+  ingest: Type.Optional(Type.Boolean({ description: 'may also post to /ingest/events' }))
+}, { additionalProperties: false })
+
+export type TokenEntry = Static<typeof TokenEntry>
+
+/** TOKENS_FILE: named consumer tokens. */
 export const TokensFile = Type.Object({
-  tokens: Type.Array(Type.Object({
-    name: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:@/-]+$', description: 'for logs and rate limits' }),
-    sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'the hex SHA-256 of the token' }),
-    scope: Type.Optional(TokenScope),
-    ingest: Type.Optional(Type.Boolean({ description: 'may also post to /ingest/events' }))
-  }, { additionalProperties: false }))
+  tokens: Type.Array(TokenEntry)
 }, { additionalProperties: false })
 
 export type TokensFile = Static<typeof TokensFile>

@@ -75,6 +75,7 @@ t.test('a bad TOKENS_FILE stops start-up naming the entry', async (t) => {
     ['a bad hash', [{ name: 'acme-fm', sha256: 'abc' }], /tokens\.json: entry tokens\[0\] \("acme-fm"\)\.sha256: "abc" is not/],
     ['an entry without a name', [{ sha256: tokenDigest('x') }], /tokens\.json: entry tokens\[0\]\.name: expected required property/],
     ['a name that is no string', [{ name: 7, sha256: tokenDigest('x') }], /tokens\.json: entry tokens\[0\]\.name: /],
+    ['a name as logs give a JWT\'s', [{ name: 'jwt:client-x', sha256: tokenDigest('x') }], /tokens\.json: entry tokens\[0\] \("jwt:client-x"\)\.name: /],
     ['an unknown entity in a scope', [{ name: 'a', sha256: tokenDigest('x') }, { name: 'b', sha256: tokenDigest('y'), scope: { device_ids: ['ghost'] } }], /entry tokens\[1\] \("b"\)\.scope: unknown device "ghost"/],
     ['a repeated name', [{ name: 'a', sha256: tokenDigest('x') }, { name: 'a', sha256: tokenDigest('y') }], /entry tokens\[1\] \("a"\): the name is already used by tokens\[0\]/],
     // Its scope would be ignored: the configured token, which sees everything, is looked up first.
@@ -225,6 +226,8 @@ t.test('npm run token: a new random token and its entry, with the scope asked fo
   t.match(complained()[0]?.args[0], /Unknown option '--nmae'/)
   t.same(newToken(['--name', 'x']).entry.scope, undefined, 'no scope: every entity')
   t.throws(() => newToken(['--tag', 'x']), 'a name is required')
+  t.throws(() => newToken(['--name', 'jwt:x']), /--name must be .*not beginning with jwt:/, 'a name the file would refuse is refused here')
+  t.throws(() => newToken(['--name', 'a b']), /--name must be/)
 })
 
 t.test('an open stream ends when its token is revoked or scoped otherwise, or when the registry changes what its scope covers; the others stay', async (t) => {

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
+import { Value } from '@sinclair/typebox/value'
+import { TokenName, type TokenEntry } from '../../schemas/tokens.js'
 import { tokenDigest } from '../http/bearer-token.js'
 
 const USAGE = `usage: npm run token -- --name NAME [--tag ID]... [--space ID]... [--device ID]... [--ingest]
@@ -7,13 +9,6 @@ const USAGE = `usage: npm run token -- --name NAME [--tag ID]... [--space ID]...
 Prints a new random bearer token, once, and the entry to add to TOKENS_FILE (which keeps only its
 SHA-256). Without --tag, --space or --device the token sees every entity; with them, only the
 events of those devices and spaces (a tag's members). --ingest also lets it post events.`
-
-export interface TokenEntry {
-  name: string
-  sha256: string
-  scope?: { tag_ids?: string[], space_ids?: string[], device_ids?: string[] }
-  ingest?: boolean
-}
 
 /** A new token and its TOKENS_FILE entry, from the command's arguments; throws a usage message. */
 export function newToken (argv: readonly string[]): { token: string, entry: TokenEntry } {
@@ -29,7 +24,7 @@ export function newToken (argv: readonly string[]): { token: string, entry: Toke
     strict: true,
     allowPositionals: false
   })
-  if (values.name === undefined || !/^[A-Za-z0-9._:@/-]+$/.test(values.name)) throw new Error(USAGE)
+  if (values.name === undefined || !Value.Check(TokenName, values.name)) throw new Error(`--name must be ${TokenName.description!}\n\n${USAGE}`)
   const token = randomBytes(32).toString('base64url')
   const entry: TokenEntry = { name: values.name, sha256: tokenDigest(token) }
   const scope: TokenEntry['scope'] = {}
