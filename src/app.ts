@@ -15,6 +15,7 @@ import eventStore from '../plugins/event-store.js'
 import liveEvents from '../plugins/live-events.js'
 import queryRules from '../plugins/query-rules.js'
 import specifications from '../plugins/specifications.js'
+import tlsCertificates from '../plugins/tls-certificates.js'
 import type { Config } from './config.js'
 import { TokenDirectory } from './auth/token-directory.js'
 import { bearerTokenOf } from './http/bearer-token.js'
@@ -41,6 +42,7 @@ export interface AppOptions {
  */
 export default async function app (fastify: FastifyInstance, options: AppOptions): Promise<void> {
   const { config, tokens } = options
+  fastify.register(tlsCertificates, { tls: config.tls })
   fastify.register(loadLimits, { ...config.limits })
   fastify.register(batchedWrites)
   fastify.register(closingConnections)
@@ -135,7 +137,7 @@ export function serverOptions (config: Config): FastifyServerOptions {
     connectionTimeout: limits.idleTimeoutMs,
     // Passed to http.createServer, or with TLS to https.createServer, which takes the same
     // options beside its own (Fastify's types do not list `http`, its server factory reads it).
-    ...(config.tls === undefined ? { http: httpOptions } : { https: { ...httpOptions, ...config.tls, handshakeTimeout: limits.requestTimeoutMs } })
+    ...(config.tls === undefined ? { http: httpOptions } : { https: { ...httpOptions, cert: config.tls.cert, key: config.tls.key, handshakeTimeout: limits.requestTimeoutMs } })
   }
 }
 

@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
-import { createSecureContext } from 'node:tls'
 import { Type, type TObject } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { CommonEnvironment } from '../schemas/config.js'
 import type { JwtSettings } from './auth/jwt-verifier.js'
 import { ConfigError } from './config-error.js'
+import { readCertificatePair, type CertificatePair } from './http/certificate-pair.js'
 import { demoDataDir } from './project-root.js'
 import { configureStore, type ConfiguredStore, type StoreDescriptor } from './store/store-descriptor.js'
 import { storeDescriptors } from './store/stores.js'
@@ -20,7 +19,7 @@ export interface Config {
   port: number
   host: string
   /** TLS_CERT_FILE and TLS_KEY_FILE, read: the port speaks HTTPS; undefined: plain HTTP. */
-  tls: TlsSettings | undefined
+  tls: CertificatePair | undefined
   /** Bearer tokens the provider accepts. */
   apiTokens: string[]
   /** True when no API_TOKENS was given and a random one was made for this run. */
@@ -57,12 +56,6 @@ export interface Config {
   /** Processes serving on the port (node:cluster); 1 runs in this process alone. */
   workers: number
   limits: Limits
-}
-
-export interface TlsSettings {
-  /** PEM: the certificate, then its chain. */
-  cert: Buffer
-  key: Buffer
 }
 
 /** What one client, and all of them, may cost the provider (README, "Limits and timeouts"). */
@@ -260,23 +253,10 @@ function chooseStore (values: Record<string, string>): ConfiguredStore {
 }
 
 /** TLS_CERT_FILE and TLS_KEY_FILE: both or neither, each a readable PEM file, the two a pair. */
-function tlsSettings (certFile: string | undefined, keyFile: string | undefined): TlsSettings | undefined {
+function tlsSettings (certFile: string | undefined, keyFile: string | undefined): CertificatePair | undefined {
   if (certFile === undefined && keyFile === undefined) return undefined
   if (certFile === undefined || keyFile === undefined) {
     throw new ConfigError(`${certFile === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE'} must be set too: HTTPS needs both TLS_CERT_FILE and TLS_KEY_FILE`)
   }
-  const read = (name: string, file: string): Buffer => {
-    try {
-      return readFileSync(file)
-    } catch (error) {
-      throw new ConfigError(`${name} names ${file}, which cannot be read: ${(error as Error).message}`)
-    }
-  }
-  const settings = { cert: read('TLS_CERT_FILE', certFile), key: read('TLS_KEY_FILE', keyFile) }
-  try {
-    createSecureContext(settings)
-  } catch (error) {
-    throw new ConfigError(`TLS_CERT_FILE (${certFile}) and TLS_KEY_FILE (${keyFile}) must be a PEM certificate and its private key: ${(error as Error).message}`)
-  }
-  return settings
+  return readCertificatePair(certFile, keyFile)
 }
