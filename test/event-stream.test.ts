@@ -3,7 +3,7 @@ import { copyFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { AUTH, build, fixturesDir, INGEST_AUTH, OTHER_TOKEN, storeFromEnv } from './helper.js'
+import { AUTH, build, fixturesDir, INGEST_AUTH, OTHER_TOKEN, storeFromEnv, storeWithHeldHealth } from './helper.js'
 import { SseClient } from './live/sse-client.js'
 
 const NDJSON = { 'content-type': 'application/x-ndjson' }
@@ -308,6 +308,23 @@ t.test('one token has at most STREAM_MAX_CLIENTS_PER_TOKEN streams (429 beyond, 
     again = await open(AUTH)
   }
   t.equal(again.status, 200, 'the place its closed stream freed')
+})
+
+t.test('a replay\'s client that leaves while the store is asked whether it can answer takes no place', async (t) => {
+  const { store, asked, letGo } = storeWithHeldHealth()
+  const { base } = await listening(t, { store, stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 1, maxBufferBytes: 64 * 1024 } })
+  const url = new URL(base)
+  const socket = connect(Number(url.port), url.hostname)
+  socket.on('error', () => {})
+  socket.write(`GET /svc/v2/events/stream?start_date=2024-01-01T00:00:00Z HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\n\r\n`)
+  while (!asked()) await new Promise((resolve) => setTimeout(resolve, 10))
+  socket.resetAndDestroy()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  letGo()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const next = stream(t, `${base}/svc/v2/events/stream`)
+  await next.until((client) => client.status !== 0)
+  t.equal(next.status, 200, 'the token\'s one place is free')
 })
 
 t.test('a subscriber that does not read is disconnected once its unsent data passes the bound', async (t) => {

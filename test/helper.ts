@@ -73,3 +73,28 @@ export async function build (t: Teardown, overrides: Parameters<typeof testConfi
   t.teardown(() => app.close())
   return app
 }
+
+/**
+ * The fixtures' memory store, whose health (asked before a stream's replay) waits until the test
+ * lets it go: the memory store answers at once, InfluxDB's ping can take seconds.
+ */
+export function storeWithHeldHealth (eventsFile = join(fixturesDir, 'events.ndjson')): { store: ConfiguredStore, asked: () => boolean, letGo: () => void } {
+  let letGo: () => void = () => {}
+  const held = new Promise<void>((resolve) => { letGo = resolve })
+  let asked = false
+  const memory = storeFromEnv({ STORE: 'memory', EVENTS_FILE: eventsFile })
+  const store: ConfiguredStore = {
+    ...memory,
+    open: async (context) => {
+      const opened = await memory.open(context)
+      return new Proxy(opened, {
+        get (target, property) {
+          if (property === 'health') return async () => { asked = true; await held; return await target.health() }
+          const value = Reflect.get(target, property) as unknown
+          return typeof value === 'function' ? value.bind(target) : value
+        }
+      })
+    }
+  }
+  return { store, asked: () => asked, letGo: () => letGo() }
+}

@@ -5,8 +5,7 @@ import { Writable } from 'node:stream'
 import { DataFileError } from '../src/data/data-file-error.js'
 import { main as tokenCommand, newToken } from '../src/cli/token.js'
 import { tokenDigest } from '../src/http/bearer-token.js'
-import { AUTH, build, fixturesDir, INGEST_AUTH, INGEST_TOKEN, storeFromEnv, TOKEN } from './helper.js'
-import type { ConfiguredStore } from '../src/store/store-descriptor.js'
+import { AUTH, build, fixturesDir, INGEST_AUTH, INGEST_TOKEN, storeWithHeldHealth, TOKEN } from './helper.js'
 
 const ACME = 'acme-secret-token'
 const SOAP = 'soap-only-token'
@@ -274,28 +273,10 @@ t.test('an open stream ends when its token is revoked or scoped otherwise, or wh
 t.test('a replay\'s stream whose token is revoked while the store is asked whether it can answer is refused (401), not opened with the old token', async (t) => {
   const dir = t.testdir()
   const file = tokensFile(dir, standardTokens)
-  // The memory store answers its health at once; InfluxDB's is a ping, which can take seconds:
-  // the store's health here waits until the test lets it go.
-  let letGo: () => void = () => {}
-  const asked = new Promise<void>((resolve) => { letGo = resolve })
-  const healthAsked: { now: boolean } = { now: false }
-  const memory = storeFromEnv({ STORE: 'memory', EVENTS_FILE: join(fixturesDir, 'events.ndjson') })
-  const store: ConfiguredStore = {
-    ...memory,
-    open: async (context) => {
-      const opened = await memory.open(context)
-      return new Proxy(opened, {
-        get (target, property) {
-          if (property === 'health') return async () => { healthAsked.now = true; await asked; return await target.health() }
-          const value = Reflect.get(target, property) as unknown
-          return typeof value === 'function' ? value.bind(target) : value
-        }
-      })
-    }
-  }
+  const { store, asked, letGo } = storeWithHeldHealth()
   const app = await build(t, { tokensFile: file, store })
   const stream = app.inject({ url: `/svc/v2/events/stream?${START}`, headers: bearer(ACME) })
-  while (!healthAsked.now) await new Promise((resolve) => setTimeout(resolve, 10))
+  while (!asked()) await new Promise((resolve) => setTimeout(resolve, 10))
   writeFileSync(file, JSON.stringify({ tokens: standardTokens.filter((entry) => entry.name !== 'acme-fm') }))
   while ((await app.inject({ url: `/svc/v2/events?${START}`, headers: bearer(ACME) })).statusCode !== 401) await new Promise((resolve) => setTimeout(resolve, 20))
   letGo()

@@ -59,6 +59,12 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
         reply.header('retry-after', String(options.retryAfterSeconds))
         return sendError(reply, 'service_unavailable')
       }
+      // Its client left meanwhile: its socket's close has been and gone, and a stream made now
+      // would never be removed (its place, and its token's, taken for good).
+      if (request.raw.socket.destroyed) {
+        reply.hijack()
+        return
+      }
     }
 
     const { streams, log } = fastify.live
