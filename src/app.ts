@@ -137,7 +137,9 @@ export function serverOptions (config: Config): FastifyServerOptions {
     connectionTimeout: limits.idleTimeoutMs,
     // Passed to http.createServer, or with TLS to https.createServer, which takes the same
     // options beside its own (Fastify's types do not list `http`, its server factory reads it).
-    ...(config.tls === undefined ? { http: httpOptions } : { https: { ...httpOptions, cert: config.tls.cert, key: config.tls.key, handshakeTimeout: limits.requestTimeoutMs } })
+    // A TLS socket ends itself at its client's FIN unless allowed half-open (http.Server's
+    // sockets are, by Node): the answers owed would be lost (src/http/half-open.ts).
+    ...(config.tls === undefined ? { http: httpOptions } : { https: { ...httpOptions, cert: config.tls.cert, key: config.tls.key, handshakeTimeout: limits.requestTimeoutMs, allowHalfOpen: true } })
   }
 }
 

@@ -82,6 +82,19 @@ t.test('HTTPS: the same answers as over plain HTTP, compressed or not; a plain H
     JSON.stringify({ message_id: 'tls-1', message_code: 'EMPTY', message_category: 'alert', date_time: '2025-06-01T00:00:00Z', device_id: 'soap-001', space_id: 'bldg-a/floor-1' }))
   t.same(JSON.parse(posted.body.toString()), { written: 1, unchanged: 0, refused: [] }, 'an ingest over HTTPS')
 
+  // A client that half-closes once its request is sent still gets its answer, as over plain HTTP.
+  const halfClosed = await new Promise<string>((resolve, reject) => {
+    const socket = tlsConnect({ port: Number(new URL(base).port), host: '127.0.0.1', ca: certificate.cert, servername: 'localhost' }, () => {
+      socket.end(`GET ${EVENTS} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\nConnection: close\r\n\r\n`)
+    })
+    let received = ''
+    socket.on('data', (chunk: Buffer) => { received += chunk.toString() })
+    socket.on('close', () => resolve(received))
+    socket.on('error', reject)
+  })
+  t.match(halfClosed, /^HTTP\/1\.1 200/, 'a half-closed connection gets its answer')
+  t.ok(halfClosed.endsWith((await app.inject({ url: EVENTS, headers: AUTH })).body), 'whole (the ingest above in it)')
+
   const overPlainHttp = await new Promise<string>((resolve) => {
     const outgoing = httpRequest(base.replace('https:', 'http:') + EVENTS, { headers: AUTH }, (incoming) => { resolve(`answered ${String(incoming.statusCode)}`); incoming.resume() })
     outgoing.on('error', (error) => resolve(error.message))
