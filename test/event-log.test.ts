@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { EventLog } from '../src/live/event-log.js'
+import { EventLog, MAX_SINCE_FILTERED } from '../src/live/event-log.js'
 import type { LiveEvent } from '../src/live/live-event.js'
 import { encodeMessage } from '../src/store/message-json.js'
 
@@ -66,6 +66,16 @@ t.test('a reset\'s since counts only the kept events the stream keeps: the other
   t.same(log.resume('other-1', Date.now(), mine), { since: new Date(T0).toISOString() }, 'a foreign cursor: the log\'s beginning, not the late event of another space')
   t.same(log.resume(`${T0.toString(36)}-9`, Date.now(), mine), { since: new Date(T0).toISOString() }, 'a cursor past the end: the same')
   t.same(log.resume('other-1'), { since: new Date(T0 - 3_600_000 + 1234).toISOString() }, 'without a filter, every kept event counts')
+
+  // Past MAX_SINCE_FILTERED such events, the rest count unfiltered, to the minute, as dropped ones do.
+  const crowded = new EventLog(T0.toString(36), { events: MAX_SINCE_FILTERED + 100, ms: Infinity })
+  const theirs = (seq: number, ms: number): LiveEvent => {
+    const late: LiveEvent['message'] = { ...live(seq, 0).message, date_time: new Date(T0 + ms).toISOString(), space_id: 'theirs' }
+    return { seq, message: late, json: encodeMessage(late) }
+  }
+  crowded.append(Array.from({ length: MAX_SINCE_FILTERED + 1 }, (_, i) => theirs(i + 1, -3_600_000 + 30_000 - i)))
+  const lastOfThem = -3_600_000 + 30_000 - MAX_SINCE_FILTERED
+  t.same(crowded.resume('other-1', Date.now(), mine), { since: new Date(T0 + Math.floor(lastOfThem / 60_000) * 60_000).toISOString() }, 'the one past the bound, to the minute')
 })
 
 t.test('a long run keeps a bounded summary and stays correct', async (t) => {
