@@ -28,7 +28,7 @@ export default fp<CorsOptions>(async function corsHeaders (fastify, options) {
     // it), which RFC 9110 forbids on a 204: a 200 with an empty body is the same "ok" to a browser.
     optionsSuccessStatus: 200,
     // An OPTIONS request that is not a preflight (no Origin or Access-Control-Request-Method) gets
-    // the preflight's 204 without grants, instead of @fastify/cors's plain-text 400, which is no
+    // the preflight's answer without grants, instead of @fastify/cors's plain-text 400, which is no
     // error object (and no error: it asks nothing).
     strictPreflight: false
   })

@@ -46,3 +46,18 @@ t.test(`the events of failed writes are remembered, ${MAX_UNCERTAIN_EVENTS} at m
   await writer.writeLookedUp([eventOf('u-1', T + 1)], nothingIndexed)
   t.same(readAt, [], 'written since, it is no longer uncertain: not read for again')
 })
+
+t.test('a dialect that reads many milliseconds at once is asked once for them all', async (t) => {
+  const { backend, failWrites, readAt } = standInBackend()
+  const asked: number[][] = []
+  backend.pointsAt = async function * (milliseconds: readonly number[]) { asked.push([...milliseconds]) }
+  const writer = new InfluxEventWriter(backend, 'events')
+  const failed = Array.from({ length: 5000 }, (_, i) => eventOf(`many-${i}`, T + i))
+  await t.rejects(writer.writeLookedUp(failed, nothingIndexed), /stand-in/)
+  failWrites.now = false
+  const outcome = await writer.writeLookedUp(failed, nothingIndexed)
+  t.equal(outcome.written, 5000)
+  t.equal(asked.length, 1, 'one call')
+  t.equal(asked[0]?.length, 5000, 'with every millisecond')
+  t.same(readAt, [], 'none one by one')
+})

@@ -211,6 +211,23 @@ t.test('a write InfluxDB applied but never answered (503): posted again, its eve
   t.same(await idsServedAt(app, event.date_time), ['stalled-1'], 'stored once')
 })
 
+t.test('a write that failed, then another writer stores its events: posted again, they are unchanged, not pushed again (the other writer pushed them)', { skip: influxqlOnly }, async (t) => {
+  const { proxy, app, pushed, env } = await influxAppBehindProxy(t, 'withheld_other')
+  const event = alertOf('stalled-2', '2025-07-01T00:00:00.000Z')
+  t.same((await postEvents(app, ndjson(alertOf('before-2', '2025-06-30T00:00:00.000Z')))).json(), WRITTEN_ONE, 'a first ingest: the index read, this process the only writer')
+  await pushed.until((client) => client.messages.length === 1)
+  proxy.plan.push('drop')
+  t.equal((await postEvents(app, ndjson(event))).statusCode, 503)
+  // As another worker of the provider would, taking the client's retry.
+  const file = join(t.testdir(), 'other.ndjson')
+  writeFileSync(file, ndjson(event))
+  const other = await runIngest(file, env)
+  t.match(other.stdout, '1 written', 'another writer (npm run ingest) stores it')
+  t.same((await postEvents(app, ndjson(event))).json(), { written: 0, unchanged: 1, refused: [] }, 'posted again: unchanged')
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.same(pushedIds(pushed), ['before-2'], 'not pushed by this process')
+})
+
 t.test('a write cut between the event points and their index points (503): another event with one of their IDs is refused, not stored beside it', { skip: influxqlOnly }, async (t) => {
   const { proxy, app, pushed } = await influxAppBehindProxy(t, 'cut_between')
   const event = alertOf('cut-between-1', '2025-07-02T00:00:00.000Z')

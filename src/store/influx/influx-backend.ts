@@ -57,6 +57,11 @@ export interface InfluxBackend {
   indexPoints (idHashes: readonly string[]): AsyncIterable<IndexedPoint[]>
   /** Every point with startMs <= time < endMs, with its exact sub-millisecond slot. */
   pointsBetween (startMs: number, endMs: number): AsyncIterable<ExistingPoint[]>
+  /**
+   * Every point of each of these milliseconds, as pointsBetween(ms, ms + 1) for each, in few
+   * requests; where a dialect leaves it out, the writer asks pointsBetween for each in turn.
+   */
+  pointsAt? (milliseconds: readonly number[]): AsyncIterable<ExistingPoint[]>
   /** Writes line-protocol lines; throws with InfluxDB's reason when any is refused. */
   write (lines: readonly string[]): Promise<void>
   /** Resolves when InfluxDB answers its ping. */

@@ -83,8 +83,9 @@ export class InfluxEventStore implements EventStore {
   }
 
   async #lookUp (events: readonly IngestEvent[]): Promise<IndexAnswer> {
-    const unknown = this.#knownIndex === undefined ? events : await this.#knownIndex.toLookUp(events)
-    return await this.#writer.lookUp(unknown.map(({ event }) => event.message.message_id))
+    if (this.#knownIndex === undefined) return await this.#writer.lookUp(events.map(({ event }) => event.message.message_id))
+    const { maybe, soleWriterStamps } = await this.#knownIndex.toLookUp(events)
+    return { ...await this.#writer.lookUp(maybe.map(({ event }) => event.message.message_id)), soleWriterStamps }
   }
 
   /** CREATE DATABASE once (retried on the next write when it failed). */

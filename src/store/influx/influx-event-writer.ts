@@ -3,9 +3,9 @@ import type { Message } from '../../../schemas/message.js'
 import { sameEvent } from '../../data/event-lines.js'
 import type { EventWriter, IngestEvent, WriteOutcome } from '../event-writer.js'
 import { PRIMARY_SLOTS, SLOTS_PER_MS, idHash32, messageOf, seriesKeyOf, slotOf, toLineProtocol } from './event-point.js'
-import type { InfluxBackend } from './influx-backend.js'
+import type { ExistingPoint, InfluxBackend } from './influx-backend.js'
 import { idHashOf, idHashesOf, toIndexLine } from './message-id-index.js'
-import { writerStampLine } from './writer-stamps.js'
+import { otherWriterSince, writerStampLine, type WriterStamps } from './writer-stamps.js'
 
 const WRITE_BATCH = 5000
 
@@ -60,6 +60,19 @@ export interface IndexAnswer {
   byId: ReadonlyMap<string, Message>
   /** The ID at each of their event points (pointKeyOf) and index points (indexKeyOf). */
   held: ReadonlyMap<string, string>
+  /**
+   * The writer stamps read before the lookup, when they showed this process the measurement's
+   * only writer since it read the index (KnownIndex); undefined when that is not known.
+   */
+  soleWriterStamps?: WriterStamps | undefined
+}
+
+/** An event of a write that failed unanswered (InfluxEventWriter's #uncertain). */
+interface UncertainEvent {
+  message: Message
+  epochMs: number
+  /** IndexAnswer.soleWriterStamps of its batch. */
+  soleWriterStamps: WriterStamps | undefined
 }
 
 /** The ingest's way into InfluxDB, in either dialect. */
@@ -75,9 +88,11 @@ export class InfluxEventWriter implements EventWriter {
    * without their index points. An event of a later batch with one of these IDs is judged
    * against what InfluxDB holds at the uncertain event's millisecond, not against the index
    * alone, and the uncertain event found stored counts as written (and is pushed) when it is
-   * posted again: no answer had said it was stored. Kept by this process only.
+   * posted again, no answer having said it was stored, if no other writer (which may have
+   * written and pushed it meanwhile) has written since its batch was looked up. Kept by this
+   * process only.
    */
-  readonly #uncertain = new Map<string, { message: Message, epochMs: number }>()
+  readonly #uncertain = new Map<string, UncertainEvent>()
 
   constructor (backend: InfluxBackend, measurement: string) {
     this.#backend = backend
@@ -174,12 +189,14 @@ export class InfluxEventWriter implements EventWriter {
         repaired.push({ ingest, slot: found.slot })
         settled.add(id)
       } else if (this.#uncertain.has(id)) {
+        // Confirmed below, when no other writer may have written (and pushed) it meanwhile.
         confirmed.push(ingest)
         settled.add(id)
       } else {
         outcome.unchanged++
       }
     }
+    if (confirmed.length > 0) outcome.unchanged += await this.#unconfirmable(confirmed)
     const placed: Array<{ ingest: IngestEvent, slot: number }> = []
     const displaced: IngestEvent[] = []
     for (const ingest of fresh.sort((a, b) => a.event.epochMs - b.event.epochMs)) {
@@ -214,7 +231,7 @@ export class InfluxEventWriter implements EventWriter {
       for (const [from, to] of writeRuns(indexLines)) await this.#write(indexLines.slice(from, to))
     } catch (error) {
       // Whatever the failure, a write may have been applied without its answer arriving.
-      for (const { ingest } of [...placed, ...repaired]) this.#rememberUncertain(ingest)
+      for (const { ingest } of [...placed, ...repaired]) this.#rememberUncertain(ingest, lookedUp.soleWriterStamps)
       throw error
     }
     outcome.written += repaired.length + confirmed.length
@@ -228,10 +245,30 @@ export class InfluxEventWriter implements EventWriter {
     return outcome
   }
 
-  #rememberUncertain ({ event: { message, epochMs } }: IngestEvent): void {
+  #rememberUncertain ({ event: { message, epochMs } }: IngestEvent, soleWriterStamps: WriterStamps | undefined): void {
     this.#uncertain.delete(message.message_id)
-    this.#uncertain.set(message.message_id, { message, epochMs })
+    this.#uncertain.set(message.message_id, { message, epochMs, soleWriterStamps })
     if (this.#uncertain.size > MAX_UNCERTAIN_EVENTS) this.#uncertain.delete(this.#uncertain.keys().next().value!)
+  }
+
+  /**
+   * Takes out of `confirmed` (uncertain events found indexed as posted) those another writer may
+   * have stored and pushed since their failed batch was looked up: its stamps changed, or this
+   * process did not know itself the only writer then. They count as unchanged (and are not
+   * pushed); they are certain now either way. Returns how many were taken out.
+   */
+  async #unconfirmable (confirmed: IngestEvent[]): Promise<number> {
+    const source = this.#backend.knownEventsSource
+    const stampsNow = source === undefined ? undefined : await source.writerStamps()
+    const kept = confirmed.filter(({ event: { message } }) => {
+      const before = this.#uncertain.get(message.message_id)?.soleWriterStamps
+      const sole = before !== undefined && stampsNow !== undefined && otherWriterSince(before, stampsNow, this.writerId) === undefined
+      if (!sole) this.#uncertain.delete(message.message_id)
+      return sole
+    })
+    const taken = confirmed.length - kept.length
+    confirmed.splice(0, confirmed.length, ...kept)
+    return taken
   }
 
   /**
@@ -250,18 +287,25 @@ export class InfluxEventWriter implements EventWriter {
       sought.add(message.message_id)
       milliseconds.add(uncertain.epochMs)
     }
-    for (const epochMs of milliseconds) {
-      for await (const points of this.#backend.pointsBetween(epochMs, epochMs + 1)) {
-        for (const point of points) {
-          const message = messageOf(point.values, point.epochMs)
-          if (!sought.has(message.message_id)) continue
-          found.set(message.message_id, { message, epochMs: point.epochMs, slot: point.slot })
-          held.set(pointKeyOf(message, point.epochMs, point.slot), message.message_id)
-        }
+    for await (const points of this.#pointsAt([...milliseconds])) {
+      for (const point of points) {
+        const message = messageOf(point.values, point.epochMs)
+        // Every point read is held: one stored without its index point is not written over.
+        held.set(pointKeyOf(message, point.epochMs, point.slot), message.message_id)
+        if (sought.has(message.message_id)) found.set(message.message_id, { message, epochMs: point.epochMs, slot: point.slot })
       }
     }
     for (const id of sought) if (!found.has(id)) this.#uncertain.delete(id)
     return found
+  }
+
+  /** The points of these milliseconds: in few requests where the dialect can, else one by one. */
+  async * #pointsAt (milliseconds: readonly number[]): AsyncGenerator<ExistingPoint[]> {
+    if (this.#backend.pointsAt !== undefined) {
+      yield * this.#backend.pointsAt(milliseconds)
+      return
+    }
+    for (const epochMs of milliseconds) yield * this.#backend.pointsBetween(epochMs, epochMs + 1)
   }
 
   /** Lines and this writer's stamp, in one request: whoever sees the stamp changed knows that the index may have changed. */
