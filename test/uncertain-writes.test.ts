@@ -7,9 +7,10 @@ import { InfluxEventWriter, MAX_UNCERTAIN_EVENTS, type IndexAnswer } from '../sr
 
 // The bound is a count of failed events, which a real InfluxDB behind the write proxy
 // (test/influx/influx-store.test.ts) would take minutes to fill: a stand-in backend, named as
-// such, whose writes fail on cue and which records the milliseconds the writer reads.
-function standInBackend (): { backend: InfluxBackend, failWrites: { now: boolean }, readAt: number[] } {
-  const failWrites = { now: true }
+// such, whose writes fail on cue (those of index points only, when `indexOnly`) and which
+// records the milliseconds the writer reads.
+function standInBackend (): { backend: InfluxBackend, failWrites: { now: boolean, indexOnly: boolean }, readAt: number[] } {
+  const failWrites = { now: true, indexOnly: false }
   const readAt: number[] = []
   const backend: InfluxBackend = {
     dialect: 'influxql',
@@ -18,7 +19,10 @@ function standInBackend (): { backend: InfluxBackend, failWrites: { now: boolean
     indexedEvents: async function * () {},
     indexPoints: async function * () {},
     pointsBetween: async function * (startMs: number) { readAt.push(startMs) },
-    write: async () => { if (failWrites.now) throw new Error('stand-in: the connection was cut') },
+    write: async (lines) => {
+      const ofIndex = lines[0]!.includes(',id_hash=')
+      if (failWrites.now && (ofIndex || !failWrites.indexOnly)) throw new Error('stand-in: the connection was cut')
+    },
     ping: async () => {},
     prepareForWrites: async () => {},
     close: async () => {}
@@ -36,6 +40,8 @@ const nothingIndexed: IndexAnswer = { byId: new Map(), held: new Map() }
 t.test(`the events of failed writes are remembered, ${MAX_UNCERTAIN_EVENTS} at most, the oldest forgotten first`, async (t) => {
   const { backend, failWrites, readAt } = standInBackend()
   const writer = new InfluxEventWriter(backend, 'events')
+  // Every event point sent, the index points' write failing: every event of the batch uncertain.
+  failWrites.indexOnly = true
   const failed = Array.from({ length: MAX_UNCERTAIN_EVENTS + 1 }, (_, i) => eventOf(`u-${i}`, T + i))
   await t.rejects(writer.writeLookedUp(failed, nothingIndexed), /stand-in/)
   failWrites.now = false
@@ -45,6 +51,18 @@ t.test(`the events of failed writes are remembered, ${MAX_UNCERTAIN_EVENTS} at m
   readAt.length = 0
   await writer.writeLookedUp([eventOf('u-1', T + 1)], nothingIndexed)
   t.same(readAt, [], 'written since, it is no longer uncertain: not read for again')
+})
+
+t.test('of a batch whose write fails, the events of the runs never sent are not uncertain', async (t) => {
+  const { backend, failWrites, readAt } = standInBackend()
+  const writer = new InfluxEventWriter(backend, 'events')
+  // 12,000 events: runs of 5,000 lines; the first write fails, the two runs after it are never sent.
+  const failed = Array.from({ length: 12_000 }, (_, i) => eventOf(`runs-${i}`, T + i))
+  await t.rejects(writer.writeLookedUp(failed, nothingIndexed), /stand-in/)
+  failWrites.now = false
+  await writer.writeLookedUp(failed, nothingIndexed)
+  t.equal(readAt.length, 5000, 'only the first run\'s milliseconds are read')
+  t.equal(readAt.at(-1), T + 4999)
 })
 
 t.test('a dialect that reads many milliseconds at once is asked once for them all', async (t) => {

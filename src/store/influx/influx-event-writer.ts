@@ -222,16 +222,20 @@ export class InfluxEventWriter implements EventWriter {
     for (const { ingest: { event: { message, epochMs } }, slot } of repaired) {
       indexLines.push(toIndexLine(this.#measurement, message, epochMs, slot))
     }
+    /** The placed events whose points were sent (the runs written, and the one being written). */
+    let sent = 0
     try {
       for (const [from, to] of writeRuns(eventLines)) {
+        sent = to
         await this.#write(eventLines.slice(from, to))
         outcome.written += to - from
         for (const { ingest } of placed.slice(from, to)) outcome.stored.push(ingest)
       }
       for (const [from, to] of writeRuns(indexLines)) await this.#write(indexLines.slice(from, to))
     } catch (error) {
-      // Whatever the failure, a write may have been applied without its answer arriving.
-      for (const { ingest } of [...placed, ...repaired]) this.#rememberUncertain(ingest, lookedUp.soleWriterStamps)
+      // Whatever the failure, a write may have been applied without its answer arriving; the
+      // runs after it were never sent.
+      for (const { ingest } of [...placed.slice(0, sent), ...repaired]) this.#rememberUncertain(ingest, lookedUp.soleWriterStamps)
       throw error
     }
     outcome.written += repaired.length + confirmed.length
