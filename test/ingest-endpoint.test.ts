@@ -204,6 +204,23 @@ t.test('a store that cannot take the write answers 503 with Retry-After, and ser
   t.same(read.json().data, [], 'not served: it was not stored')
 })
 
+t.test('EVENTS_FILE replaced on disk while serving (an editor, sed -i): ingests are refused (503), never appended to a file no start-up reads again', async (t) => {
+  const { app, eventsFile } = await provider(t)
+  const post = (id: string) => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: ndjson(event(id)) })
+  t.same((await post('kept-1')).json(), { written: 1, unchanged: 0, refused: [] }, 'the file opened for appending')
+  const { renameSync, writeFileSync } = await import('node:fs')
+  writeFileSync(eventsFile + '.new', readFileSync(eventsFile))
+  renameSync(eventsFile + '.new', eventsFile)
+  const refused = await post('after-1')
+  t.equal(refused.statusCode, 503, 'the path names another file now')
+  t.same(refused.json(), { status: 503, message: 'service_unavailable' })
+  t.notMatch(readFileSync(eventsFile, 'utf8'), 'after-1', 'nothing appended anywhere')
+  const restarted = await build(t, { eventsFile })
+  const served = await restarted.inject({ url: '/svc/v2/events?start_date=2025-03-01T00:00:00Z&end_date=2025-03-02T00:00:00Z', headers: AUTH })
+  t.same(served.json().data.map((message: { message_id: string }) => message.message_id), ['kept-1'], 'after a restart: what was answered written, and nothing else')
+  t.same((await restarted.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: ndjson(event('after-1')) })).json().written, 1, 'the restarted provider appends to the file as it is now')
+})
+
 t.test('GET /metrics: with METRICS_TOKEN only; ingest counts and stream subscribers', async (t) => {
   const { app } = await provider(t, { metricsToken: 'metrics-secret' })
   await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: ndjson(event('m-1'), event('e-01'), 'nonsense') })

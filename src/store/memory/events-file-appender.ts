@@ -1,4 +1,4 @@
-import { constants, fstatSync, readSync } from 'node:fs'
+import { constants, fstatSync, readSync, statSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { StoreUnavailableError } from '../event-store.js'
 
@@ -35,6 +35,8 @@ const TAIL_READ_BYTES = 64 * 1024
 export class EventsFileAppender {
   readonly #file: string
   #handle: FileHandle | undefined
+  /** The opened file's device and inode: what its path must still name (see #checkSameFile). */
+  #identity: string | undefined
 
   constructor (file: string) {
     this.#file = file
@@ -54,8 +56,11 @@ export class EventsFileAppender {
     try {
       // Its size now, to cut back to (others append too, one at a time). fstat and a pread of the
       // last byte read the inode and the page cache, never the disk: no reason to wait a turn.
-      ({ size, endsMidLine } = await this.#wholeLinesEnd(handle, fstatSync(handle.fd).size))
+      const opened = fstatSync(handle.fd)
+      this.#checkSameFile(opened)
+      ;({ size, endsMidLine } = await this.#wholeLinesEnd(handle, opened.size))
     } catch (error) {
+      if (error instanceof StoreUnavailableError) throw error
       throw new StoreUnavailableError(`cannot append to ${this.#file}: ${(error as Error).message}`, { cause: error })
     }
     const lines = typeof text === 'string' ? Buffer.from(text) : text
@@ -73,6 +78,28 @@ export class EventsFileAppender {
   async close (): Promise<void> {
     await this.#handle?.close()
     this.#handle = undefined
+  }
+
+  /**
+   * The path must still name the file opened: one replaced on disk (an editor's or `sed -i`'s
+   * rename over it) or removed would take these appends into a file no one reads again, and the
+   * events acknowledged would be gone at the next start-up. Appends are refused (503) instead,
+   * until a restart loads the file the path names; a stat of the path costs a few microseconds,
+   * once an append.
+   */
+  #checkSameFile (opened: { dev: number, ino: number }): void {
+    const identity = `${opened.dev}:${opened.ino}`
+    this.#identity ??= identity
+    let named: string
+    try {
+      const stats = statSync(this.#file)
+      named = `${stats.dev}:${stats.ino}`
+    } catch {
+      named = 'none'
+    }
+    if (named !== this.#identity || identity !== this.#identity) {
+      throw new StoreUnavailableError(`${this.#file} was replaced or removed on disk after the provider opened it: its appends would be lost at the next start-up, so ingests are refused until a restart loads the file as it is now`)
+    }
   }
 
   /**
