@@ -245,6 +245,21 @@ t.test('a write cut between the event points and their index points (503): anoth
   t.same((await postEvents(app, ndjson(moved))).json().refused.length, 1, 'still refused once indexed')
 })
 
+t.test('a write cut before its index points, then an event of another series wanting its slot: the new one is placed apart, and the first is indexed where it is when posted again', { skip: influxqlOnly }, async (t) => {
+  const { proxy, app } = await influxAppBehindProxy(t, 'cut_rival')
+  const date = '2025-07-09T00:00:00.000Z'
+  const first = alertOf('rival-1', date)
+  const rival = alertOf(sameSlotAs(first.message_id, 'rival-2'), date, 'towel-002')
+  proxy.plan.push('pass', 'drop')
+  t.equal((await postEvents(app, ndjson(first))).statusCode, 503, 'its point stored, its index point not')
+  t.same((await postEvents(app, ndjson(rival))).json(), WRITTEN_ONE)
+  t.same((await postEvents(app, ndjson(first))).json(), WRITTEN_ONE, 'posted again: indexed, not refused')
+  const found = async (id: string) => (await app.inject({ url: `${EVENTS}&message_ids=${id}`, headers: AUTH })).json().data.length
+  t.equal(await found(first.message_id), 1, 'the first found by its ID')
+  t.equal(await found(rival.message_id), 1, 'and the other')
+  t.same(await idsServedAt(app, date), [first.message_id, rival.message_id].sort(), 'each once')
+})
+
 t.test('a write cut before InfluxDB saw it (503): another event with one of its IDs is written', { skip: influxqlOnly }, async (t) => {
   const { proxy, app } = await influxAppBehindProxy(t, 'cut_before')
   const event = alertOf('cut-before-1', '2025-07-04T00:00:00.000Z')

@@ -71,6 +71,8 @@ export interface IndexAnswer {
 interface UncertainEvent {
   message: Message
   epochMs: number
+  /** The slot its point was sent to. */
+  slot: number
   /** IndexAnswer.soleWriterStamps of its batch. */
   soleWriterStamps: WriterStamps | undefined
 }
@@ -93,6 +95,8 @@ export class InfluxEventWriter implements EventWriter {
    * process only.
    */
   readonly #uncertain = new Map<string, UncertainEvent>()
+  /** The uncertain events' IDs by millisecond: their points and index points are held from new events. */
+  readonly #uncertainAt = new Map<number, Set<string>>()
 
   constructor (backend: InfluxBackend, measurement: string) {
     this.#backend = backend
@@ -197,6 +201,7 @@ export class InfluxEventWriter implements EventWriter {
       }
     }
     if (confirmed.length > 0) outcome.unchanged += await this.#unconfirmable(confirmed)
+    if (this.#uncertainAt.size > 0) this.#holdUncertain(fresh, held)
     const placed: Array<{ ingest: IngestEvent, slot: number }> = []
     const displaced: IngestEvent[] = []
     for (const ingest of fresh.sort((a, b) => a.event.epochMs - b.event.epochMs)) {
@@ -235,12 +240,12 @@ export class InfluxEventWriter implements EventWriter {
     } catch (error) {
       // Whatever the failure, a write may have been applied without its answer arriving; the
       // runs after it were never sent.
-      for (const { ingest } of [...placed.slice(0, sent), ...repaired]) this.#rememberUncertain(ingest, lookedUp.soleWriterStamps)
+      for (const { ingest, slot } of [...placed.slice(0, sent), ...repaired]) this.#rememberUncertain(ingest, slot, lookedUp.soleWriterStamps)
       throw error
     }
     outcome.written += repaired.length + confirmed.length
-    for (const { ingest } of [...placed, ...repaired]) this.#uncertain.delete(ingest.event.message.message_id)
-    for (const ingest of confirmed) this.#uncertain.delete(ingest.event.message.message_id)
+    for (const { ingest } of [...placed, ...repaired]) this.#forget(ingest.event.message.message_id)
+    for (const ingest of confirmed) this.#forget(ingest.event.message.message_id)
     outcome.stored.push(...repaired.map(({ ingest }) => ingest), ...confirmed)
     // Written in time order (and placed apart, or repaired, after); they go out live in the order
     // they were accepted: their lines'.
@@ -249,10 +254,40 @@ export class InfluxEventWriter implements EventWriter {
     return outcome
   }
 
-  #rememberUncertain ({ event: { message, epochMs } }: IngestEvent, soleWriterStamps: WriterStamps | undefined): void {
-    this.#uncertain.delete(message.message_id)
-    this.#uncertain.set(message.message_id, { message, epochMs, soleWriterStamps })
-    if (this.#uncertain.size > MAX_UNCERTAIN_EVENTS) this.#uncertain.delete(this.#uncertain.keys().next().value!)
+  #rememberUncertain ({ event: { message, epochMs } }: IngestEvent, slot: number, soleWriterStamps: WriterStamps | undefined): void {
+    const id = message.message_id
+    this.#forget(id)
+    this.#uncertain.set(id, { message, epochMs, slot, soleWriterStamps })
+    const at = this.#uncertainAt.get(epochMs)
+    if (at === undefined) this.#uncertainAt.set(epochMs, new Set([id]))
+    else at.add(id)
+    if (this.#uncertain.size > MAX_UNCERTAIN_EVENTS) this.#forget(this.#uncertain.keys().next().value!)
+  }
+
+  #forget (id: string): void {
+    const uncertain = this.#uncertain.get(id)
+    if (uncertain === undefined) return
+    this.#uncertain.delete(id)
+    const at = this.#uncertainAt.get(uncertain.epochMs)!
+    at.delete(id)
+    if (at.size === 0) this.#uncertainAt.delete(uncertain.epochMs)
+  }
+
+  /**
+   * The points and index points of the uncertain events of these events' milliseconds, as held:
+   * one stored without its index point (a write cut between the two) would otherwise lose its
+   * index point's place to a new event of its slot, in any series, and could never be indexed.
+   */
+  #holdUncertain (fresh: readonly IngestEvent[], held: Map<string, string>): void {
+    for (const { event: { epochMs } } of fresh) {
+      const ids = this.#uncertainAt.get(epochMs)
+      if (ids === undefined) continue
+      for (const id of ids) {
+        const { message, slot } = this.#uncertain.get(id)!
+        held.set(pointKeyOf(message, epochMs, slot), id)
+        held.set(indexKeyOf(id, epochMs, slot), id)
+      }
+    }
   }
 
   /**
@@ -267,7 +302,7 @@ export class InfluxEventWriter implements EventWriter {
     const kept = confirmed.filter(({ event: { message } }) => {
       const before = this.#uncertain.get(message.message_id)?.soleWriterStamps
       const sole = before !== undefined && stampsNow !== undefined && otherWriterSince(before, stampsNow, this.writerId) === undefined
-      if (!sole) this.#uncertain.delete(message.message_id)
+      if (!sole) this.#forget(message.message_id)
       return sole
     })
     const taken = confirmed.length - kept.length
@@ -299,7 +334,7 @@ export class InfluxEventWriter implements EventWriter {
         if (sought.has(message.message_id)) found.set(message.message_id, { message, epochMs: point.epochMs, slot: point.slot })
       }
     }
-    for (const id of sought) if (!found.has(id)) this.#uncertain.delete(id)
+    for (const id of sought) if (!found.has(id)) this.#forget(id)
     return found
   }
 
