@@ -157,7 +157,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       ...streamRetention(common.STREAM_RETENTION ?? '24h,1000000'),
       heartbeatMs: Number(common.STREAM_HEARTBEAT_MS ?? 15_000),
       maxClients: Number(common.STREAM_MAX_CLIENTS ?? 10_000),
-      maxClientsPerToken: Number(common.STREAM_MAX_CLIENTS_PER_TOKEN ?? 1000),
+      // Unset: no share of its own (one consumer may open them all, as the interface's single-consumer reading has it).
+      maxClientsPerToken: Number(common.STREAM_MAX_CLIENTS_PER_TOKEN ?? common.STREAM_MAX_CLIENTS ?? 10_000),
       maxBufferBytes: Number(common.STREAM_MAX_BUFFER_BYTES ?? 1024 * 1024)
     },
     metricsToken: common.METRICS_TOKEN,

@@ -41,6 +41,12 @@ t.test('values are read', async (t) => {
   t.equal(config.logLevel, 'warn')
 })
 
+t.test('STREAM_MAX_CLIENTS_PER_TOKEN: unset, STREAM_MAX_CLIENTS (one token may open them all); set, its own', async (t) => {
+  t.equal(loadConfig({}).stream.maxClientsPerToken, 10_000)
+  t.equal(loadConfig({ STREAM_MAX_CLIENTS: '500' }).stream.maxClientsPerToken, 500)
+  t.equal(loadConfig({ STREAM_MAX_CLIENTS: '500', STREAM_MAX_CLIENTS_PER_TOKEN: '20' }).stream.maxClientsPerToken, 20)
+})
+
 t.test('an empty variable counts as unset', async (t) => {
   t.equal(loadConfig({ PORT: '' }).port, 8080)
 })
