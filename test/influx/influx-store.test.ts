@@ -228,6 +228,22 @@ t.test('a write that failed, then another writer stores its events: posted again
   t.same(pushedIds(pushed), ['before-2'], 'not pushed by this process')
 })
 
+t.test('a write InfluxDB applied but never answered, in a process that has seen another writer before: posted again with no writer since, its events count as written and are pushed', { skip: influxqlOnly }, async (t) => {
+  const { proxy, app, pushed, env } = await influxAppBehindProxy(t, 'withheld_after_other')
+  t.same((await postEvents(app, ndjson(alertOf('before-3', '2025-06-30T00:00:00.000Z')))).json(), WRITTEN_ONE, 'the index read from here')
+  const file = join(t.testdir(), 'other.ndjson')
+  writeFileSync(file, ndjson(alertOf('by-other-1', '2025-06-29T00:00:00.000Z')))
+  t.match((await runIngest(file, env)).stdout, '1 written', 'another writer (npm run ingest), once')
+  t.same((await postEvents(app, ndjson(alertOf('before-4', '2025-06-30T00:00:01.000Z')))).json(), WRITTEN_ONE, 'this process sees it: every batch looked up from now on')
+  await pushed.until((client) => client.messages.length === 2)
+  const event = alertOf('stalled-3', '2025-07-01T00:00:00.000Z')
+  proxy.plan.push('pass', 'withhold')
+  t.equal((await postEvents(app, ndjson(event))).statusCode, 503)
+  t.same((await postEvents(app, ndjson(event))).json(), WRITTEN_ONE, 'posted again: written, no other writer since its batch')
+  await pushed.until((client) => client.messages.length === 3)
+  t.same(pushedIds(pushed), ['before-3', 'before-4', 'stalled-3'])
+})
+
 t.test('a write cut between the event points and their index points (503): another event with one of their IDs is refused, not stored beside it', { skip: influxqlOnly }, async (t) => {
   const { proxy, app, pushed } = await influxAppBehindProxy(t, 'cut_between')
   const event = alertOf('cut-between-1', '2025-07-02T00:00:00.000Z')

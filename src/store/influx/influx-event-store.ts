@@ -84,8 +84,8 @@ export class InfluxEventStore implements EventStore {
 
   async #lookUp (events: readonly IngestEvent[]): Promise<IndexAnswer> {
     if (this.#knownIndex === undefined) return await this.#writer.lookUp(events.map(({ event }) => event.message.message_id))
-    const { maybe, soleWriterStamps } = await this.#knownIndex.toLookUp(events)
-    return { ...await this.#writer.lookUp(maybe.map(({ event }) => event.message.message_id)), soleWriterStamps }
+    const { maybe, stampsBefore } = await this.#knownIndex.toLookUp(events)
+    return { ...await this.#writer.lookUp(maybe.map(({ event }) => event.message.message_id)), stampsBefore }
   }
 
   /** CREATE DATABASE once (retried on the next write when it failed). */

@@ -61,10 +61,10 @@ export interface IndexAnswer {
   /** The ID at each of their event points (pointKeyOf) and index points (indexKeyOf). */
   held: ReadonlyMap<string, string>
   /**
-   * The writer stamps read before the lookup, when they showed this process the measurement's
-   * only writer since it read the index (KnownIndex); undefined when that is not known.
+   * The writer stamps read before the lookup (KnownIndex): any other writer that had stored one of
+   * the batch's events by then, the lookup found; undefined where they are not read.
    */
-  soleWriterStamps?: WriterStamps | undefined
+  stampsBefore?: WriterStamps | undefined
 }
 
 /** An event of a write that failed unanswered (InfluxEventWriter's #uncertain). */
@@ -73,8 +73,8 @@ interface UncertainEvent {
   epochMs: number
   /** The slot its point was sent to. */
   slot: number
-  /** IndexAnswer.soleWriterStamps of its batch. */
-  soleWriterStamps: WriterStamps | undefined
+  /** IndexAnswer.stampsBefore of its batch. */
+  stampsBefore: WriterStamps | undefined
 }
 
 /** The ingest's way into InfluxDB, in either dialect. */
@@ -240,7 +240,7 @@ export class InfluxEventWriter implements EventWriter {
     } catch (error) {
       // Whatever the failure, a write may have been applied without its answer arriving; the
       // runs after it were never sent.
-      for (const { ingest, slot } of [...placed.slice(0, sent), ...repaired]) this.#rememberUncertain(ingest, slot, lookedUp.soleWriterStamps)
+      for (const { ingest, slot } of [...placed.slice(0, sent), ...repaired]) this.#rememberUncertain(ingest, slot, lookedUp.stampsBefore)
       throw error
     }
     outcome.written += repaired.length + confirmed.length
@@ -254,10 +254,10 @@ export class InfluxEventWriter implements EventWriter {
     return outcome
   }
 
-  #rememberUncertain ({ event: { message, epochMs } }: IngestEvent, slot: number, soleWriterStamps: WriterStamps | undefined): void {
+  #rememberUncertain ({ event: { message, epochMs } }: IngestEvent, slot: number, stampsBefore: WriterStamps | undefined): void {
     const id = message.message_id
     this.#forget(id)
-    this.#uncertain.set(id, { message, epochMs, slot, soleWriterStamps })
+    this.#uncertain.set(id, { message, epochMs, slot, stampsBefore })
     const at = this.#uncertainAt.get(epochMs)
     if (at === undefined) this.#uncertainAt.set(epochMs, new Set([id]))
     else at.add(id)
@@ -292,15 +292,15 @@ export class InfluxEventWriter implements EventWriter {
 
   /**
    * Takes out of `confirmed` (uncertain events found indexed as posted) those another writer may
-   * have stored and pushed since their failed batch was looked up: its stamps changed, or this
-   * process did not know itself the only writer then. They count as unchanged (and are not
+   * have stored and pushed since their failed batch was looked up: its stamps changed, or they
+   * could not be read (then, or now). They count as unchanged (and are not
    * pushed); they are certain now either way. Returns how many were taken out.
    */
   async #unconfirmable (confirmed: IngestEvent[]): Promise<number> {
     const source = this.#backend.knownEventsSource
     const stampsNow = source === undefined ? undefined : await source.writerStamps()
     const kept = confirmed.filter(({ event: { message } }) => {
-      const before = this.#uncertain.get(message.message_id)?.soleWriterStamps
+      const before = this.#uncertain.get(message.message_id)?.stampsBefore
       const sole = before !== undefined && stampsNow !== undefined && otherWriterSince(before, stampsNow, this.writerId) === undefined
       if (!sole) this.#forget(message.message_id)
       return sole

@@ -132,8 +132,6 @@ export class KnownIndex {
   readonly #known = new KnownEvents()
   #reading: Promise<void> | undefined
   #stampsBefore: WriterStamps | undefined
-  /** The stamps the index's read began with, once read (undefined: that read failed). */
-  #stampsRead: Promise<WriterStamps | undefined> = Promise.resolve(undefined)
   #state: 'reading' | 'trusted' | 'distrusted' = 'reading'
 
   constructor (source: KnownEventsSource, writerId: string, log: StoreLog) {
@@ -143,31 +141,29 @@ export class KnownIndex {
   }
 
   /**
-   * The events of a batch about to be written that the index may hold: those to look up; and,
-   * when this process is known to be the measurement's only writer, the writer stamps read to
-   * know it (what a failed write's events are judged by later: InfluxEventWriter).
+   * The events of a batch about to be written that the index may hold: those to look up; and the
+   * writer stamps as they were before the lookup (what a failed write's events are judged by
+   * later, InfluxEventWriter; undefined when they could not be read).
    */
-  async toLookUp (events: readonly IngestEvent[]): Promise<{ maybe: readonly IngestEvent[], soleWriterStamps: WriterStamps | undefined }> {
+  async toLookUp (events: readonly IngestEvent[]): Promise<{ maybe: readonly IngestEvent[], stampsBefore: WriterStamps | undefined }> {
     this.#reading ??= this.#read()
     if (this.#state === 'trusted') {
-      const soleWriterStamps = await this.#onlyWriter()
-      const maybe = soleWriterStamps !== undefined ? events.filter((event) => this.#known.mayHold(event)) : events
+      const stamps = await this.#source.writerStamps()
+      const trusted = this.#onlyWriter(stamps)
+      const maybe = trusted ? events.filter((event) => this.#known.mayHold(event)) : events
       // Before their write: a write cut halfway leaves fingerprints of events that may not be there, which costs lookups only.
       for (const event of events) this.#known.addIngested(event)
-      return { maybe, soleWriterStamps }
+      return { maybe, stampsBefore: stamps }
     }
     for (const event of events) this.#known.addIngested(event)
-    // Every event is looked up; while the index is being read (the first batches), whether this
-    // process is the only writer is still known, from the stamps that read began with.
-    const soleWriterStamps = this.#state === 'reading' && await this.#stampsRead !== undefined ? await this.#onlyWriter() : undefined
-    return { maybe: events, soleWriterStamps }
+    // Every event is looked up; the stamps are read all the same, for the events of a write that
+    // may fail (a failed read only leaves them unknown).
+    return { maybe: events, stampsBefore: await this.#source.writerStamps().catch(() => undefined) }
   }
 
   async #read (): Promise<void> {
     try {
-      const stamps = this.#source.writerStamps()
-      this.#stampsRead = stamps.catch(() => undefined)
-      this.#stampsBefore = await stamps
+      this.#stampsBefore = await this.#source.writerStamps()
       for await (const points of this.#source.allIndexPoints()) {
         for (const { message, epochMs, slot } of points) this.#known.add(message.message_id, epochMs, slot)
       }
@@ -180,15 +176,14 @@ export class KnownIndex {
     }
   }
 
-  /** The writer stamps now, when no other writer has written since the index was read; undefined otherwise. */
-  async #onlyWriter (): Promise<WriterStamps | undefined> {
-    const stamps = await this.#source.writerStamps()
+  /** Whether no other writer has written since the index was read, as these stamps tell. */
+  #onlyWriter (stamps: WriterStamps): boolean {
     const other = otherWriterSince(this.#stampsBefore!, stamps, this.#writerId)
-    if (other === undefined) return stamps
+    if (other === undefined) return true
     if (this.#state === 'trusted') {
       this.#state = 'distrusted'
       this.#log.warn({ writer: other }, 'another process wrote to this measurement: every batch is looked up in the message_id index from now on (until a restart)')
     }
-    return undefined
+    return false
   }
 }
