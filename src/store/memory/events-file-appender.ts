@@ -35,11 +35,16 @@ const TAIL_READ_BYTES = 64 * 1024
 export class EventsFileAppender {
   readonly #file: string
   #handle: FileHandle | undefined
-  /** The opened file's device and inode: what its path must still name (see #checkSameFile). */
+  /** The loaded, then opened, file's inode: what its path must still name (see #checkSameFile). */
   #identity: string | undefined
 
   constructor (file: string) {
     this.#file = file
+    // The file as the store loaded it (made once it is loaded), when there is one: a replacement
+    // before the first append is noticed too.
+    try {
+      this.#identity = String(statSync(file).ino)
+    } catch {}
   }
 
   /** Appends the text or its UTF-8 bytes (whole lines, each ending in a line break) and waits until it is on disk. */
@@ -78,22 +83,23 @@ export class EventsFileAppender {
   async close (): Promise<void> {
     await this.#handle?.close()
     this.#handle = undefined
+    this.#identity = undefined
   }
 
   /**
    * The path must still name the file opened: one replaced on disk (an editor's or `sed -i`'s
    * rename over it) or removed would take these appends into a file no one reads again, and the
    * events acknowledged would be gone at the next start-up. Appends are refused (503) instead,
-   * until a restart loads the file the path names; a stat of the path costs a few microseconds,
-   * once an append.
+   * until a restart loads the file the path names; a stat of the path costs under a microsecond,
+   * once an append. The inode alone is compared: the opened file's cannot be reused while it is
+   * open, and some overlay filesystems give the path and the open file different devices.
    */
-  #checkSameFile (opened: { dev: number, ino: number }): void {
-    const identity = `${opened.dev}:${opened.ino}`
+  #checkSameFile (opened: { ino: number }): void {
+    const identity = String(opened.ino)
     this.#identity ??= identity
     let named: string
     try {
-      const stats = statSync(this.#file)
-      named = `${stats.dev}:${stats.ino}`
+      named = String(statSync(this.#file).ino)
     } catch {
       named = 'none'
     }
