@@ -30,7 +30,7 @@ const MEANING: Record<ErrorCodeName, string> = {
   not_implemented: 'this provider serves no specifications (`SPECIFICATIONS_FILE=none`); the code is in the `X-Error-Message` header, as HTTP allows a 204 no body',
   forbidden: 'a known token without the right this route needs (an ingest token reading events, a consumer token posting them)',
   invalid_body: 'a body that is not a JSON array, or NDJSON of which not one line is JSON',
-  payload_too_large: 'a body over `INGEST_MAX_BYTES`',
+  payload_too_large: 'a body over `INGEST_MAX_BYTES`, or of more lines or array elements than `INGEST_MAX_LINES`',
   unsupported_media_type: 'a body of another type than `application/x-ndjson` or `application/json`, or no `Content-Type`',
   not_found: 'a path or method no route serves, or a URL that cannot be decoded (after the token check)',
   bad_request: 'HTTP the server cannot read (a malformed request line or header); the connection is closed',

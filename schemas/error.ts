@@ -14,7 +14,7 @@ export const ErrorCode = {
   forbidden: 403,
   /** An ingest body that is neither NDJSON nor a JSON array at all. */
   invalid_body: 400,
-  /** An ingest body over INGEST_MAX_BYTES. */
+  /** An ingest body over INGEST_MAX_BYTES, or of more lines than INGEST_MAX_LINES. */
   payload_too_large: 413,
   /** An ingest body of another type than application/x-ndjson or application/json. */
   unsupported_media_type: 415,

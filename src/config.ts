@@ -30,6 +30,8 @@ export interface Config {
   generatedIngestToken: boolean
   /** The largest ingest body accepted (413 payload_too_large beyond). */
   ingestMaxBytes: number
+  /** INGEST_MAX_LINES: an ingest body of more lines (or array elements) is 413 payload_too_large. */
+  ingestMaxLines: number
   stream: StreamSettings
   /** RATE_LIMIT: requests per token per window; undefined: none. */
   rateLimit: { max: number, windowMs: number, text: string } | undefined
@@ -153,6 +155,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       : [...new Set(common.INGEST_TOKENS.split(',').map((token) => token.trim()))],
     generatedIngestToken: common.INGEST_TOKENS === undefined,
     ingestMaxBytes: Number(common.INGEST_MAX_BYTES ?? 16 * 1024 * 1024),
+    ingestMaxLines: Number(common.INGEST_MAX_LINES ?? 100_000),
     stream: {
       ...streamRetention(common.STREAM_RETENTION ?? '24h,1000000'),
       heartbeatMs: Number(common.STREAM_HEARTBEAT_MS ?? 15_000),

@@ -55,6 +55,9 @@ t.test('sizes at the ends of their range are taken', async (t) => {
   t.equal(loadConfig({ INGEST_MAX_BYTES: '1024' }).ingestMaxBytes, 1024)
   t.equal(loadConfig({ INGEST_MAX_BYTES: '1073741824' }).ingestMaxBytes, 1073741824)
   t.equal(loadConfig({ STREAM_MAX_BUFFER_BYTES: '1024' }).stream.maxBufferBytes, 1024)
+  t.equal(loadConfig({ INGEST_MAX_LINES: '1' }).ingestMaxLines, 1)
+  t.equal(loadConfig({ INGEST_MAX_LINES: '10000000' }).ingestMaxLines, 10_000_000)
+  t.equal(loadConfig({}).ingestMaxLines, 100_000)
 })
 
 t.test('a bad value is refused with a message naming the variable', async (t) => {
@@ -73,7 +76,10 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     [{ INGEST_MAX_BYTES: '1000' }, 'INGEST_MAX_BYTES'],
     [{ INGEST_MAX_BYTES: '1073741825' }, 'INGEST_MAX_BYTES'],
     [{ STREAM_MAX_BUFFER_BYTES: '1023' }, 'STREAM_MAX_BUFFER_BYTES'],
-    [{ STREAM_MAX_BUFFER_BYTES: '9999999999' }, 'STREAM_MAX_BUFFER_BYTES']
+    [{ STREAM_MAX_BUFFER_BYTES: '9999999999' }, 'STREAM_MAX_BUFFER_BYTES'],
+    [{ INGEST_MAX_LINES: '0' }, 'INGEST_MAX_LINES'],
+    [{ INGEST_MAX_LINES: '10000001' }, 'INGEST_MAX_LINES'],
+    [{ INGEST_MAX_LINES: '1e5' }, 'INGEST_MAX_LINES']
   ]
   for (const [env, name] of bad) {
     const value = Object.values(env)[0]!

@@ -32,6 +32,7 @@ export function testConfig ({ eventsFile, ...overrides }: Partial<Config> & { ev
     ingestTokens: [INGEST_TOKEN],
     generatedIngestToken: false,
     ingestMaxBytes: defaults.ingestMaxBytes,
+    ingestMaxLines: defaults.ingestMaxLines,
     stream: defaults.stream,
     mqtt: undefined,
     metricsToken: undefined,

@@ -302,3 +302,34 @@ t.test('ingested lines in wire form are stored and judged without making their m
   const read = await app.inject({ url: `/svc/v2/events?start_date=${at(16)}&end_date=${at(19)}`, headers: AUTH })
   t.same(read.json().data.map(({ message_id: id }: { message_id: string }) => id), ['w-16', 'w-17', 'w-new', 'w-18'])
 })
+
+t.test('a body of more lines than INGEST_MAX_LINES is 413, nothing written: blank lines count, a line break at the end starts none; an array counts its elements', async (t) => {
+  const { app, eventsFile } = await provider(t, { ingestMaxLines: 3 })
+  const before = readFileSync(eventsFile, 'utf8')
+  const post = (headers: Record<string, string>, payload: string) => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...headers }, payload })
+  const tooMany = { status: 413, message: 'payload_too_large' }
+  t.same((await post(NDJSON, ndjson(event('cap-1'), event('cap-2'), 'x', event('cap-3')))).json(), tooMany, 'four lines, one of them refused anyway')
+  t.same((await post(NDJSON, ndjson(event('cap-1'), '', '', event('cap-2')))).json(), tooMany, 'blank lines count')
+  t.same((await post(NDJSON, 'x\n'.repeat(100_000))).json(), tooMany, 'many refused lines')
+  t.same((await post(JSON_TYPE, JSON.stringify([event('cap-1'), event('cap-2'), {}, event('cap-3')]))).json(), tooMany, 'four elements')
+  t.same((await post(JSON_TYPE, `[${'{},'.repeat(100_000)}{}]`)).json(), tooMany, 'many elements')
+  t.equal(readFileSync(eventsFile, 'utf8'), before, 'nothing written')
+  t.same((await post(JSON_TYPE, `{"a":[${'1,'.repeat(10)}1]}`)).json(), { status: 400, message: 'invalid_body' }, 'an object is no array, whatever it holds')
+  t.same((await post(NDJSON, ndjson(event('cap-1'), event('cap-2'), 'x'))).json(), { written: 2, unchanged: 0, refused: [{ line: 3, reason: 'invalid JSON (Unexpected token \'x\', "x" is not valid JSON)' }] }, 'three lines and a line break at the end')
+  t.same((await post(NDJSON, `${JSON.stringify(event('cap-3'))}\r\n\r\n${JSON.stringify(event('cap-4'))}`)).json(), { written: 2, unchanged: 0, refused: [] }, 'three lines, the last without a line break')
+  t.same((await post(JSON_TYPE, JSON.stringify([event('cap-5'), event('cap-6'), event('cap-7')]))).json(), { written: 3, unchanged: 0, refused: [] }, 'three elements')
+})
+
+t.test('a long body is read in turns of the event loop: other requests are answered meanwhile', async (t) => {
+  const { app } = await provider(t)
+  for (const [type, payload] of [[NDJSON, '{}\n'.repeat(20_000)], [JSON_TYPE, `[${'{},'.repeat(19_999)}{}]`]] as const) {
+    let turns = 0
+    let counting = true
+    const count = (): void => { if (counting) { turns++; setImmediate(count) } }
+    setImmediate(count)
+    const answer = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...type }, payload })
+    counting = false
+    t.equal(answer.json().refused.length, 20_000)
+    t.ok(turns >= 20, `${type['content-type']}: ${turns} turns of the event loop while 20,000 lines were read (one per 1,000 at least)`)
+  }
+})

@@ -1,4 +1,3 @@
-import { isUtf8 } from 'node:buffer'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Counter } from 'prom-client'
 import { ErrorObject } from '../../schemas/error.js'
@@ -6,7 +5,7 @@ import { IngestResponse, NDJSON_CONTENT_TYPE } from '../../schemas/ingest.js'
 import { entitiesOf, type EventLine } from '../data/event-lines.js'
 import { WireEvent } from '../data/wire-line.js'
 import { sendError } from '../http/replies.js'
-import { jsonArrayEvents, ndjsonEvents } from '../ingest/ingest-body.js'
+import { readIngestBody } from '../ingest/ingest-body.js'
 import type { TokenScope } from '../../schemas/tokens.js'
 import type { EntityRegistry } from '../registry/entity-registry.js'
 import type { IngestEvent, IngestRefusal, WriteOutcome } from '../store/event-writer.js'
@@ -14,6 +13,8 @@ import type { IngestEvent, IngestRefusal, WriteOutcome } from '../store/event-wr
 export interface IngestRouteOptions {
   /** INGEST_MAX_BYTES: a larger body is 413 payload_too_large. */
   maxBytes: number
+  /** INGEST_MAX_LINES: a body of more lines (or array elements) is 413 payload_too_large. */
+  maxLines: number
 }
 
 /**
@@ -69,9 +70,9 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
     // preParsing answered 415 to a request without one.
     const type = request.headers['content-type'] ?? ''
     const body = withoutByteOrderMark(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0))
-    // An array body that is not UTF-8 is no JSON text at all (decoding it would change its events).
-    const lines = type.toLowerCase().startsWith(NDJSON_CONTENT_TYPE) ? ndjsonEvents(body) : isUtf8(body) ? jsonArrayEvents(body.toString('utf8')) : undefined
-    if (lines === undefined) return sendError(reply, 'invalid_body')
+    const read = await readIngestBody(body, type.toLowerCase().startsWith(NDJSON_CONTENT_TYPE) ? 'ndjson' : 'json-array', options.maxLines)
+    if ('rejected' in read) return sendError(reply, read.rejected)
+    const { lines } = read
     const { events, refused } = servableEvents(lines, fastify.entityRegistry, request.principal.scope)
     const outcome: WriteOutcome = events.length === 0
       ? { written: 0, unchanged: 0, refused: [], stored: [] }
