@@ -71,7 +71,10 @@ export default fp<AuthenticationOptions>(async function authentication (fastify,
   }
   const verifyJwt = options.jwt === undefined
     ? undefined
-    : createJwtVerifier(options.jwt, (reason) => { fastify.log.warn({ url: options.jwt!.jwksUrl }, `cannot fetch the JWT key set: ${reason}`) })
+    : createJwtVerifier(options.jwt, {
+      onFetchFailed: (reason) => { fastify.log.warn({ url: options.jwt!.jwksUrl }, `cannot fetch the JWT key set: ${reason}`) },
+      onUnusableKeys: (reason) => { fastify.log.warn({ url: options.jwt!.jwksUrl }, `the JWT key set has keys that verify no token: ${reason}`) }
+    })
 
   fastify.decorateRequest('principal', null as unknown as Principal)
   fastify.decorate('tokens', tokens)

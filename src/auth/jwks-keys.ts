@@ -1,4 +1,5 @@
-import { createLocalJWKSet, errors, type JSONWebKeySet } from 'jose'
+import { createPublicKey, type JsonWebKey } from 'node:crypto'
+import { createLocalJWKSet, errors, type JSONWebKeySet, type JWK } from 'jose'
 
 /** What jose's jwtVerify asks for a token's key. */
 type GetKey = ReturnType<typeof createLocalJWKSet>
@@ -26,6 +27,8 @@ export interface JwksKeysSettings {
   timeoutMs: number
   /** Told each failed fetch. */
   onFetchFailed?: (reason: string) => void
+  /** Told when a fetched key set holds keys that can verify no token (unusableKeys). */
+  onUnusableKeys?: (reason: string) => void
 }
 
 export const JWKS_DEFAULTS = {
@@ -140,6 +143,8 @@ export class JwksKeys {
     if (this.#fetching !== undefined) return this.#fetching
     this.#attemptedAt = performance.now()
     this.#fetching = fetchKeySet(this.#settings).then((keySet) => {
+      const unusable = unusableKeys(keySet)
+      if (unusable !== undefined) this.#settings.onUnusableKeys?.(unusable)
       this.#keys = createLocalJWKSet(keySet)
       this.#fetchedAt = performance.now()
       this.#lastFailed = false
@@ -157,6 +162,41 @@ export class JwksKeys {
 /** The kids fetched for in vain remembered at most, and the longest one remembered. */
 const VAIN_KIDS_HELD = 1000
 const VAIN_KID_MAX_LENGTH = 256
+
+/**
+ * Which keys of the set can verify no token here (RS256 or ES256), said for the log; undefined
+ * when every key can. Such a set is still taken as it is (an identity provider's set is what it
+ * publishes, and one without usable keys withdraws them all), but without this every token would
+ * be refused and nothing would say why (a tester's finding).
+ */
+export function unusableKeys (keySet: JSONWebKeySet): string | undefined {
+  const unusable: string[] = []
+  for (const [index, jwk] of keySet.keys.entries()) {
+    const name = typeof jwk.kid === 'string' ? `kid ${JSON.stringify(jwk.kid)}` : `key ${index + 1}`
+    const why = whyUnusable(jwk)
+    if (why !== undefined) unusable.push(`${name} ${why}`)
+  }
+  if (unusable.length === 0) return undefined
+  const usable = keySet.keys.length - unusable.length
+  return `${usable} of its ${keySet.keys.length} keys can verify tokens; ${unusable.join('; ')}`
+}
+
+function whyUnusable (jwk: JWK): string | undefined {
+  if (jwk.use !== undefined && jwk.use !== 'sig') return `is for ${JSON.stringify(jwk.use)}, not signatures`
+  if (jwk.kty === 'RSA') {
+    if (jwk.alg !== undefined && jwk.alg !== 'RS256') return `is for ${JSON.stringify(jwk.alg)}, not RS256`
+  } else if (jwk.kty === 'EC') {
+    if (jwk.crv !== 'P-256' || (jwk.alg !== undefined && jwk.alg !== 'ES256')) return `is for ${JSON.stringify(jwk.alg ?? jwk.crv)}, not ES256 (P-256)`
+  } else {
+    return `is of type ${JSON.stringify(jwk.kty)}, not RSA or EC`
+  }
+  try {
+    createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' })
+    return undefined
+  } catch (error) {
+    return `is not a valid public key (${(error as Error).message})`
+  }
+}
 
 async function fetchKeySet ({ url, maxBytes, timeoutMs }: JwksKeysSettings): Promise<JSONWebKeySet> {
   const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(timeoutMs) })

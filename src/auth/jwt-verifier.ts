@@ -28,14 +28,14 @@ const SCOPE_CLAIMS = ['tag_ids', 'space_ids', 'device_ids'] as const
  * (arrays of strings; none of them: every entity), with the semantics of TOKENS_FILE's scopes;
  * IDs the registry does not know simply select nothing.
  */
-export function createJwtVerifier (settings: JwtSettings, onKeysFailed?: JwksKeysSettings['onFetchFailed']): JwtVerifier {
+export function createJwtVerifier (settings: JwtSettings, keyEvents: Pick<JwksKeysSettings, 'onFetchFailed' | 'onUnusableKeys'> = {}): JwtVerifier {
   const maxAgeMs = settings.maxAgeMs ?? JWKS_DEFAULTS.maxAgeMs
   const keys = new JwksKeys({
     ...JWKS_DEFAULTS,
     url: settings.jwksUrl,
     cooldownMs: settings.cooldownMs ?? JWKS_DEFAULTS.cooldownMs,
     maxAgeMs,
-    ...(onKeysFailed === undefined ? {} : { onFetchFailed: onKeysFailed })
+    ...keyEvents
   }).getKey
   // A client sends its token with every request until it expires: verified once, then looked up
   // (its signature check and its scope's resolution are not repeated per request).

@@ -263,3 +263,28 @@ t.test('a kid longer than 256 characters fetched for in vain is not remembered (
   for (let i = 0; i < 8; i++) t.equal(await status(long), 401)
   t.equal(jwks.fetches, 1 + 5, 'each time a fetch, until the budget of 5 is spent')
 })
+
+t.test('keys of the key set that can verify no token are named in a warning; the others serve', async (t) => {
+  const jwks = await startJwksServer(t)
+  const key = await jwks.addKey('RS256', 'rsa-1')
+  const broken = { ...key, kid: 'broken', jwk: { kty: 'RSA', kid: 'broken', n: 'x' } }
+  const encryption = { ...key, kid: 'enc', jwk: { ...key.jwk, kid: 'enc', use: 'enc' } }
+  jwks.keys.push(broken, encryption)
+  const lines: Array<{ level: number, msg: string }> = []
+  const stream = { write: (line: string) => { lines.push(JSON.parse(line)) } }
+  const app = await build(t, { jwt: { jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider' } }, { logger: { level: 'warn', stream } })
+  const answer = await app.inject({ url: `/svc/v2/events?${START}`, headers: { authorization: `Bearer ${await jwks.sign(key, { sub: 'a' })}` } })
+  t.equal(answer.statusCode, 200, 'the usable key verifies')
+  const warning = lines.find((line) => line.msg.startsWith('the JWT key set has keys that verify no token'))
+  t.ok(warning, 'a warning is logged')
+  t.match(warning?.msg, '1 of its 3 keys can verify tokens')
+  t.match(warning?.msg, 'kid "broken" is not a valid public key')
+  t.match(warning?.msg, 'kid "enc" is for "enc", not signatures')
+  t.notMatch(warning?.msg, 'rsa-1')
+
+  jwks.keys.splice(0, 3, key)
+  const quiet: typeof lines = []
+  const clean = await build(t, { jwt: { jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider' } }, { logger: { level: 'warn', stream: { write: (line: string) => { quiet.push(JSON.parse(line)) } } } })
+  t.equal((await clean.inject({ url: `/svc/v2/events?${START}`, headers: { authorization: `Bearer ${await jwks.sign(key, { sub: 'b' })}` } })).statusCode, 200)
+  t.same(quiet.filter((line) => line.msg.includes('key set')), [], 'a set of usable keys logs nothing')
+})
