@@ -8,10 +8,10 @@ import { SseClient } from './live/sse-client.js'
 
 const NDJSON = { 'content-type': 'application/x-ndjson' }
 
-async function listening (t: Test, overrides: Parameters<typeof build>[1] = {}): Promise<{ app: FastifyInstance, base: string }> {
+async function listening (t: Test, overrides: Parameters<typeof build>[1] = {}, serverOverrides: Parameters<typeof build>[2] = {}): Promise<{ app: FastifyInstance, base: string }> {
   const eventsFile = join(t.testdir(), 'events.ndjson')
   copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
-  const app = await build(t, { eventsFile, ...overrides })
+  const app = await build(t, { eventsFile, ...overrides }, serverOverrides)
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('not listening')
@@ -364,4 +364,33 @@ t.test('a long resume is written in chunks as the client reads, and what is acce
   const seqs = resumed.messages.map((frame) => Number(frame.id!.split('-').at(-1)))
   t.ok(seqs.every((seq, i) => i === 0 || seq === seqs[i - 1]! + 1), 'every event once, in the order accepted')
   t.equal(seqs[0], Number(cursor.split('-').at(-1)) + 1, 'from just after the cursor')
+})
+
+t.test('a client that resets its connection while its resume waits for it to read is no error of the provider', async (t) => {
+  const logged: string[] = []
+  const logger = { level: 'error', stream: { write: (line: string) => { logged.push(line) } } }
+  const { app, base } = await listening(t, { stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 64 * 1024 } }, { logger })
+  const first = stream(t, `${base}/svc/v2/events/stream`)
+  await first.until((client) => client.status === 200)
+  await ingest(app, [event()])
+  await first.until((client) => client.messages.length === 1)
+  const cursor = first.messages[0]!.id!
+  first.close()
+  for (let i = 0; i < 60; i++) await ingest(app, Array.from({ length: 1000 }, () => event({ date_time: new Date(Date.UTC(2025, 8, 1) + counter).toISOString() })))
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const url = new URL(base)
+    const socket = connect(Number(url.port), url.hostname)
+    socket.on('error', () => {})
+    socket.write(`GET /svc/v2/events/stream HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\nLast-Event-ID: ${cursor}\r\n\r\n`)
+    // It reads the head and a little, then nothing: the resume waits for it to read.
+    await new Promise((resolve) => socket.once('data', resolve))
+    socket.pause()
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    socket.resetAndDestroy()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  t.same(logged, [], 'nothing logged as an error')
+  const next = stream(t, `${base}/svc/v2/events/stream`)
+  await next.until((client) => client.status === 200)
+  t.equal(next.status, 200, 'and the provider goes on')
 })

@@ -1,4 +1,3 @@
-import { once } from 'node:events'
 import type { Socket } from 'node:net'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
@@ -265,7 +264,26 @@ const RESUME_CHUNK = 64 * 1024
 async function writeWaiting (socket: Socket, frame: string, maxBufferBytes: number): Promise<void> {
   if (socket.destroyed) return
   socket.write(frame)
-  if (socket.writableLength > maxBufferBytes / 2) await Promise.race([once(socket, 'drain'), once(socket, 'close')])
+  if (socket.writableLength > maxBufferBytes / 2 && !socket.destroyed) await drainedOrGone(socket)
+}
+
+/**
+ * Until the socket has drained or is gone. A client's reset ends the wait as its close does
+ * ('close' follows the error, and ends the stream): waiting with events.once, the error rejected
+ * the route's promise, logged as the provider's error for every client that left mid-resume.
+ */
+async function drainedOrGone (socket: Socket): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      socket.off('drain', done)
+      socket.off('close', done)
+      socket.off('error', done)
+      resolve()
+    }
+    socket.on('drain', done)
+    socket.on('close', done)
+    socket.on('error', done)
+  })
 }
 
 /** Streams with the same filter share the frames built for them. */
