@@ -115,7 +115,7 @@ const ROUTES: Record<string, RouteDoc> = {
     errors: ['invalid_body', 'payload_too_large', 'unsupported_media_type', ...TOKEN_ERRORS],
     meanings: {
       forbidden: 'a consumer token (only ingest tokens post events)',
-      service_unavailable: 'the store cannot take the write now (nothing of it is stored or pushed), the provider is saturated, or it is shutting down (with `Retry-After`)'
+      service_unavailable: 'the store cannot take the write now (nothing of it is stored or pushed), `INGEST_MAX_BYTES_IN_FLIGHT` bytes of bodies are being received or read, the provider is saturated, or it is shutting down (with `Retry-After`)'
     },
     body: {
       [NDJSON_CONTENT_TYPE]: Type.String({

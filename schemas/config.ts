@@ -22,6 +22,7 @@ export const CommonEnvironment = Type.Object({
     '^\\s*[A-Za-z0-9\\-._~+/]+=*\\s*(,\\s*[A-Za-z0-9\\-._~+/]+=*\\s*)*$'
   ),
   INGEST_MAX_BYTES: text('a size in bytes from 1024 to 1073741824', '^[1-9]\\d{3,9}$'),
+  INGEST_MAX_BYTES_IN_FLIGHT: text('a size in bytes from 1024 to 1099511627776, at least INGEST_MAX_BYTES', '^[1-9]\\d{3,12}$'),
   INGEST_MAX_LINES: text('a number of lines from 1 to 10000000', '^([1-9]\\d{0,6}|10000000)$'),
   STREAM_RETENTION: text(
     'how long and how many accepted events the stream keeps for resuming: a duration (like 24h, 90m, 3600s, 2d), a number of events, or both separated by a comma',

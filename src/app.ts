@@ -65,7 +65,7 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   fastify.register(eventsRoutes, { prefix })
   fastify.register(eventSpecificationsRoutes, { prefix })
   fastify.register(eventStreamRoutes, { prefix, maxBufferBytes: config.stream.maxBufferBytes, retryAfterSeconds: config.limits.retryAfterSeconds })
-  fastify.register(ingestRoutes, { maxBytes: config.ingestMaxBytes, maxLines: config.ingestMaxLines })
+  fastify.register(ingestRoutes, { maxBytes: config.ingestMaxBytes, maxLines: config.ingestMaxLines, maxBytesInFlight: config.ingestMaxBytesInFlight, retryAfterSeconds: config.limits.retryAfterSeconds })
   fastify.register(healthRoutes)
 
   // The route's response schema serialises what an error handler sends, so it sends objects.

@@ -30,6 +30,8 @@ export interface Config {
   generatedIngestToken: boolean
   /** The largest ingest body accepted (413 payload_too_large beyond). */
   ingestMaxBytes: number
+  /** INGEST_MAX_BYTES_IN_FLIGHT: ingest bodies being received or read at once, in bytes (503 beyond). */
+  ingestMaxBytesInFlight: number
   /** INGEST_MAX_LINES: an ingest body of more lines (or array elements) is 413 payload_too_large. */
   ingestMaxLines: number
   stream: StreamSettings
@@ -130,6 +132,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     const size = common[name] === undefined ? undefined : Number(common[name])
     if (size !== undefined && (size < 1024 || size > 1024 * 1024 * 1024)) throw new ConfigError(`${name} must be a size in bytes from 1024 to 1073741824; got ${JSON.stringify(common[name])}`)
   }
+  const ingestMaxBytes = Number(common.INGEST_MAX_BYTES ?? 16 * 1024 * 1024)
+  const ingestMaxBytesInFlight = Number(common.INGEST_MAX_BYTES_IN_FLIGHT ?? Math.max(256 * 1024 * 1024, ingestMaxBytes))
+  // A body of INGEST_MAX_BYTES (or a chunked one, counted as such) could otherwise never be taken.
+  if (ingestMaxBytesInFlight < 1024 || ingestMaxBytesInFlight > 2 ** 40 || ingestMaxBytesInFlight < ingestMaxBytes) throw new ConfigError(`INGEST_MAX_BYTES_IN_FLIGHT must be a size in bytes from 1024 to 1099511627776, at least INGEST_MAX_BYTES (${ingestMaxBytes}); got ${JSON.stringify(common.INGEST_MAX_BYTES_IN_FLIGHT)}`)
   const metricsPort = common.METRICS_PORT === undefined ? undefined : Number(common.METRICS_PORT)
   if (metricsPort !== undefined && metricsPort > 65535) throw new ConfigError(`METRICS_PORT must be a TCP port number from 1 to 65535; got ${JSON.stringify(common.METRICS_PORT)}`)
   // /metrics is served only with its token: a port without one would be a port that serves nothing.
@@ -154,8 +160,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       ? [randomBytes(24).toString('base64url')]
       : [...new Set(common.INGEST_TOKENS.split(',').map((token) => token.trim()))],
     generatedIngestToken: common.INGEST_TOKENS === undefined,
-    ingestMaxBytes: Number(common.INGEST_MAX_BYTES ?? 16 * 1024 * 1024),
+    ingestMaxBytes,
     ingestMaxLines: Number(common.INGEST_MAX_LINES ?? 100_000),
+    ingestMaxBytesInFlight,
     stream: {
       ...streamRetention(common.STREAM_RETENTION ?? '24h,1000000'),
       heartbeatMs: Number(common.STREAM_HEARTBEAT_MS ?? 15_000),

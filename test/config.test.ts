@@ -58,6 +58,9 @@ t.test('sizes at the ends of their range are taken', async (t) => {
   t.equal(loadConfig({ INGEST_MAX_LINES: '1' }).ingestMaxLines, 1)
   t.equal(loadConfig({ INGEST_MAX_LINES: '10000000' }).ingestMaxLines, 10_000_000)
   t.equal(loadConfig({}).ingestMaxLines, 100_000)
+  t.equal(loadConfig({}).ingestMaxBytesInFlight, 256 * 1024 * 1024)
+  t.equal(loadConfig({ INGEST_MAX_BYTES: '1073741824' }).ingestMaxBytesInFlight, 1073741824, 'at least one body of INGEST_MAX_BYTES')
+  t.equal(loadConfig({ INGEST_MAX_BYTES_IN_FLIGHT: '16777216' }).ingestMaxBytesInFlight, 16777216)
 })
 
 t.test('a bad value is refused with a message naming the variable', async (t) => {
@@ -79,7 +82,10 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     [{ STREAM_MAX_BUFFER_BYTES: '9999999999' }, 'STREAM_MAX_BUFFER_BYTES'],
     [{ INGEST_MAX_LINES: '0' }, 'INGEST_MAX_LINES'],
     [{ INGEST_MAX_LINES: '10000001' }, 'INGEST_MAX_LINES'],
-    [{ INGEST_MAX_LINES: '1e5' }, 'INGEST_MAX_LINES']
+    [{ INGEST_MAX_LINES: '1e5' }, 'INGEST_MAX_LINES'],
+    [{ INGEST_MAX_BYTES_IN_FLIGHT: '2048', INGEST_MAX_BYTES: '4096' }, 'INGEST_MAX_BYTES_IN_FLIGHT'],
+    [{ INGEST_MAX_BYTES_IN_FLIGHT: '1099511627777' }, 'INGEST_MAX_BYTES_IN_FLIGHT'],
+    [{ INGEST_MAX_BYTES_IN_FLIGHT: '1000' }, 'INGEST_MAX_BYTES_IN_FLIGHT']
   ]
   for (const [env, name] of bad) {
     const value = Object.values(env)[0]!

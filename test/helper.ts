@@ -33,6 +33,7 @@ export function testConfig ({ eventsFile, ...overrides }: Partial<Config> & { ev
     generatedIngestToken: false,
     ingestMaxBytes: defaults.ingestMaxBytes,
     ingestMaxLines: defaults.ingestMaxLines,
+    ingestMaxBytesInFlight: defaults.ingestMaxBytesInFlight,
     stream: defaults.stream,
     mqtt: undefined,
     metricsToken: undefined,

@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import { copyFileSync, readFileSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { AUTH, build, fixturesDir, INGEST_AUTH } from './helper.js'
 
@@ -332,4 +333,37 @@ t.test('a long body is read in turns of the event loop: other requests are answe
     t.equal(answer.json().refused.length, 20_000)
     t.ok(turns >= 20, `${type['content-type']}: ${turns} turns of the event loop while 20,000 lines were read (one per 1,000 at least)`)
   }
+})
+
+t.test('ingest bodies in flight are bounded by INGEST_MAX_BYTES_IN_FLIGHT: 503 with Retry-After beyond, counted by Content-Length (a chunked body at INGEST_MAX_BYTES), freed when answered or abandoned', async (t) => {
+  const { app } = await provider(t, { ingestMaxBytes: 2048, ingestMaxBytesInFlight: 4096 })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const body = ndjson(event('flight-1'))
+  /** A post whose head and first bytes are sent, the rest held back: its body is in flight. */
+  const held = async (head: string, first = '{'): Promise<Socket> => {
+    const socket = connect(port, '127.0.0.1')
+    socket.on('error', () => {})
+    t.teardown(() => socket.destroy())
+    socket.write(`POST /ingest/events HTTP/1.1\r\nHost: x\r\nAuthorization: ${INGEST_AUTH.authorization}\r\nContent-Type: application/x-ndjson\r\n${head}\r\n${first}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    return socket
+  }
+  const post = () => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: body })
+  const first = await held('Content-Length: 2000\r\n')
+  await held('Content-Length: 2000\r\n')
+  const refused = await post()
+  t.equal(refused.statusCode, 503, `4,000 bytes in flight and ${body.length} more: over 4,096`)
+  t.same(refused.json(), { status: 503, message: 'service_unavailable' })
+  t.equal(refused.headers['retry-after'], '5')
+  first.destroy()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.equal((await post()).statusCode, 200, 'an abandoned body frees its bytes')
+  const chunked = await held('Transfer-Encoding: chunked\r\n', '1\r\n{\r\n')
+  t.equal((await post()).statusCode, 503, 'a chunked body counts as INGEST_MAX_BYTES')
+  chunked.destroy()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  for (let i = 0; i < 5; i++) t.equal((await post()).statusCode, 200, 'answered bodies free their bytes')
+  const large = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: 'x'.repeat(3000) })
+  t.equal(large.statusCode, 413, 'a body over INGEST_MAX_BYTES is 413, whatever is in flight')
 })

@@ -15,6 +15,10 @@ export interface IngestRouteOptions {
   maxBytes: number
   /** INGEST_MAX_LINES: a body of more lines (or array elements) is 413 payload_too_large. */
   maxLines: number
+  /** INGEST_MAX_BYTES_IN_FLIGHT: bodies being received or read at once, in bytes; beyond, 503 service_unavailable. */
+  maxBytesInFlight: number
+  /** What Retry-After says on that 503. */
+  retryAfterSeconds: number
 }
 
 /**
@@ -26,6 +30,15 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
   const ingested = new Counter({ name: 'events_ingested_total', help: 'Lines posted to /ingest/events, by outcome (written, unchanged, refused)', labelNames: ['outcome'] as const, registers: [fastify.metrics] })
 
   const heldStreams = new WeakMap<object, () => void>()
+  // The bytes each ingest holds of the process's INGEST_MAX_BYTES_IN_FLIGHT, from before its body
+  // is read until it is answered or abandoned: without a bound, MAX_REQUESTS_IN_FLIGHT bodies of
+  // INGEST_MAX_BYTES each (and twice that while each is joined) could be held at once.
+  const bytesHeld = new WeakMap<object, number>()
+  let bytesInFlight = 0
+  const release = (request: object): void => {
+    bytesInFlight -= bytesHeld.get(request) ?? 0
+    bytesHeld.delete(request)
+  }
   fastify.removeAllContentTypeParsers()
   // Bytes: NDJSON lines in wire form are read from them without being decoded (ingest-body.ts).
   fastify.addContentTypeParser([NDJSON_CONTENT_TYPE, 'application/json'], { parseAs: 'buffer', bodyLimit: options.maxBytes }, (_request, body, done) => {
@@ -55,16 +68,36 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
     },
     onResponse (request, _reply, done) {
       heldStreams.get(request)?.()
+      release(request)
       done()
     },
     onRequestAbort (request, done) {
       heldStreams.get(request)?.()
+      release(request)
       done()
     },
-    // Before the body is read, so that its type is judged before its size (415, then 413).
+    // Before the body is read, so that its type is judged before its size (415, then 413), and
+    // its size before the bytes in flight (413 says more than a 503 would).
     preParsing (request, reply, payload, done) {
-      if (isTakenAsSent(request.headers['content-type'], request.headers['content-encoding'])) return done(null, payload)
-      sendError(reply, 'unsupported_media_type')
+      if (!isTakenAsSent(request.headers['content-type'], request.headers['content-encoding'])) {
+        sendError(reply, 'unsupported_media_type')
+        return
+      }
+      // A body of no declared length (chunked) may be as large as INGEST_MAX_BYTES.
+      const declared = request.headers['content-length'] === undefined ? options.maxBytes : Number(request.headers['content-length'])
+      // Over INGEST_MAX_BYTES: Fastify answers 413 without reading it.
+      if (!(declared <= options.maxBytes)) {
+        done(null, payload)
+        return
+      }
+      if (bytesInFlight + declared > options.maxBytesInFlight) {
+        reply.header('retry-after', String(options.retryAfterSeconds))
+        sendError(reply, 'service_unavailable')
+        return
+      }
+      bytesInFlight += declared
+      bytesHeld.set(request, declared)
+      done(null, payload)
     }
   }, async function (request, reply) {
     // preParsing answered 415 to a request without one.
