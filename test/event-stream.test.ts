@@ -337,12 +337,13 @@ t.test('a subscriber that does not read is disconnected once its unsent data pas
   const connections = () => new Promise<number>((resolve) => app.server.getConnections((_error, count) => resolve(count)))
   t.equal(await connections(), 2)
   let batches = 0
-  while (await connections() === 2 && batches++ < 400) {
-    await ingest(app, Array.from({ length: 500 }, () => event({ date_time: new Date(Date.UTC(2025, 5, 1) + counter).toISOString() })))
+  // Batches of 200 events: each delivery within the bound (a larger one ends every stream, reading or not).
+  while (await connections() === 2 && batches++ < 1000) {
+    await ingest(app, Array.from({ length: 200 }, () => event({ date_time: new Date(Date.UTC(2025, 5, 1) + counter).toISOString() })))
   }
-  t.equal(await connections(), 1, `the provider dropped the stream of the client that does not read (after ${batches} batches of 500 events)`)
+  t.equal(await connections(), 1, `the provider dropped the stream of the client that does not read (after ${batches} batches of 200 events)`)
   await ingest(app, [event()])
-  await reader.until((client) => client.messages.length === (batches * 500) + 1, 5000, 'every event on the reading stream')
+  await reader.until((client) => client.messages.length === (batches * 200) + 1, 5000, 'every event on the reading stream')
   t.ok(reader.messages.length > 0, `a reading client got events (${reader.messages.length})`)
   t.notOk(reader.ended, 'and goes on')
 })
@@ -393,4 +394,36 @@ t.test('a client that resets its connection while its resume waits for it to rea
   const next = stream(t, `${base}/svc/v2/events/stream`)
   await next.until((client) => client.status === 200)
   t.equal(next.status, 200, 'and the provider goes on')
+})
+
+t.test('a delivery larger than STREAM_MAX_BUFFER_BYTES ends the stream cleanly, and its client resumes it whole; streams of many filters do not each hold it', async (t) => {
+  const { app, base } = await listening(t, { stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 100, maxClientsPerToken: 100, maxBufferBytes: 64 * 1024 } })
+  const reader = stream(t, `${base}/svc/v2/events/stream`)
+  await reader.until((client) => client.status === 200)
+  await ingest(app, [event()])
+  await reader.until((client) => client.messages.length === 1)
+  const cursor = reader.messages[0]!.id!
+  // Non-reading streams of 40 different filters, each wanting every event of the next ingest.
+  const url = new URL(base)
+  const idle: Socket[] = []
+  for (let i = 0; i < 40; i++) {
+    const socket = connect(Number(url.port), url.hostname)
+    socket.on('error', () => {})
+    t.teardown(() => socket.destroy())
+    socket.write(`GET /svc/v2/events/stream?device_ids=soap-001,no-such-${i} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\n\r\n`)
+    await new Promise((resolve) => socket.once('data', resolve))
+    socket.pause()
+    idle.push(socket)
+  }
+  const big = Array.from({ length: 2000 }, () => event({ date_time: new Date(Date.UTC(2025, 9, 1) + counter).toISOString() }))
+  await ingest(app, big)
+  await reader.until((client) => client.ended, 5000, 'the end of the stream')
+  t.equal(reader.messages.length, 1, 'none of the large delivery on the ended stream')
+  // Ended streams whose clients do not close their side are destroyed after a grace of 2 s.
+  await new Promise((resolve) => setTimeout(resolve, 2500))
+  const sockets = await new Promise<number>((resolve) => app.server.getConnections((_error, count) => resolve(count)))
+  t.ok(sockets <= 1, `the streams that could not take it are ended too (${sockets} connections left)`)
+  const resumed = stream(t, `${base}/svc/v2/events/stream`, { ...AUTH, 'last-event-id': cursor })
+  await resumed.until((client) => client.messages.length === 2000, 10_000, 'the large delivery, resumed')
+  t.same(resumed.messages.map((frame) => JSON.parse(frame.data!).message_id), big.map((e) => e.message_id), 'every event once, in order')
 })
