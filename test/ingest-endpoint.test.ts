@@ -26,6 +26,16 @@ const event = (id: string, overrides: Record<string, unknown> = {}) => ({
 })
 const ndjson = (...lines: unknown[]) => lines.map((line) => typeof line === 'string' ? line : JSON.stringify(line)).join('\n') + '\n'
 
+/** An ingest whose head and first bytes are sent, the rest held back: its body is in flight. */
+async function heldIngest (t: Test, port: number, head: string, first = '{'): Promise<Socket> {
+  const socket = connect(port, '127.0.0.1')
+  socket.on('error', () => {})
+  t.teardown(() => socket.destroy())
+  socket.write(`POST /ingest/events HTTP/1.1\r\nHost: x\r\nAuthorization: ${INGEST_AUTH.authorization}\r\nContent-Type: application/x-ndjson\r\n${head}\r\n${first}`)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  return socket
+}
+
 t.test('tokens: 401 without or with an unknown token, 403 with a consumer token; ingest tokens do not read', async (t) => {
   const { app } = await provider(t)
   const post = (headers: Record<string, string>) => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...NDJSON, ...headers }, payload: ndjson(event('x-1')) })
@@ -340,15 +350,7 @@ t.test('ingest bodies in flight are bounded by INGEST_MAX_BYTES_IN_FLIGHT: 503 w
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
   const body = ndjson(event('flight-1'))
-  /** A post whose head and first bytes are sent, the rest held back: its body is in flight. */
-  const held = async (head: string, first = '{'): Promise<Socket> => {
-    const socket = connect(port, '127.0.0.1')
-    socket.on('error', () => {})
-    t.teardown(() => socket.destroy())
-    socket.write(`POST /ingest/events HTTP/1.1\r\nHost: x\r\nAuthorization: ${INGEST_AUTH.authorization}\r\nContent-Type: application/x-ndjson\r\n${head}\r\n${first}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    return socket
-  }
+  const held = (head: string, first?: string) => heldIngest(t, port, head, first)
   const post = () => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: body })
   const first = await held('Content-Length: 2000\r\n')
   await held('Content-Length: 2000\r\n')
@@ -366,4 +368,23 @@ t.test('ingest bodies in flight are bounded by INGEST_MAX_BYTES_IN_FLIGHT: 503 w
   for (let i = 0; i < 5; i++) t.equal((await post()).statusCode, 200, 'answered bodies free their bytes')
   const large = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, ...NDJSON }, payload: 'x'.repeat(3000) })
   t.equal(large.statusCode, 413, 'a body over INGEST_MAX_BYTES is 413, whatever is in flight')
+})
+
+t.test('bytes in flight come after the type (415) and count nothing for a request of no body (found by review: both were 503)', async (t) => {
+  const { app } = await provider(t, { ingestMaxBytes: 2048, ingestMaxBytesInFlight: 4096 })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const held = (head: string, first?: string) => heldIngest(t, port, head, first)
+  await held('Transfer-Encoding: chunked\r\n', '1\r\n{\r\n')
+  await held('Content-Length: 2048\r\n')
+  const otherType = await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...INGEST_AUTH, 'content-type': 'text/plain' }, payload: 'hello' })
+  t.equal(otherType.statusCode, 415, 'a body of another type is 415, whatever is in flight')
+  const noBody = connect(port, '127.0.0.1')
+  noBody.on('error', () => {})
+  t.teardown(() => noBody.destroy())
+  let answer = ''
+  noBody.on('data', (chunk: Buffer) => { answer += chunk.toString() })
+  noBody.write(`POST /ingest/events HTTP/1.1\r\nHost: x\r\nAuthorization: ${INGEST_AUTH.authorization}\r\nContent-Type: application/x-ndjson\r\n\r\n`)
+  while (!answer.includes('\r\n\r\n')) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.match(answer, /^HTTP\/1\.1 200 /, 'a request of no body (no Content-Length, not chunked) holds no bytes')
 })
