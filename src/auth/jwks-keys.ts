@@ -181,8 +181,12 @@ export function unusableKeys (keySet: JSONWebKeySet): string | undefined {
   return `${usable} of its ${keySet.keys.length} keys can verify tokens; ${unusable.join('; ')}`
 }
 
+/** What keeps a key from verifying a token here, as jose's key set judges it; undefined when nothing does. */
 function whyUnusable (jwk: JWK): string | undefined {
   if (jwk.use !== undefined && jwk.use !== 'sig') return `is for ${JSON.stringify(jwk.use)}, not signatures`
+  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) return 'has key_ops without "verify"'
+  if (jwk.ext !== undefined && typeof jwk.ext !== 'boolean') return 'has an "ext" that is not true or false'
+  if (jwk.d !== undefined) return 'is a private key (a key set holds public keys only)'
   if (jwk.kty === 'RSA') {
     if (jwk.alg !== undefined && jwk.alg !== 'RS256') return `is for ${JSON.stringify(jwk.alg)}, not RS256`
   } else if (jwk.kty === 'EC') {
@@ -190,12 +194,15 @@ function whyUnusable (jwk: JWK): string | undefined {
   } else {
     return `is of type ${JSON.stringify(jwk.kty)}, not RSA or EC`
   }
+  let key
   try {
-    createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' })
-    return undefined
+    key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' })
   } catch (error) {
     return `is not a valid public key (${(error as Error).message})`
   }
+  const bits = key.asymmetricKeyDetails?.modulusLength
+  if (jwk.kty === 'RSA' && (bits === undefined || bits < 2048)) return `is of ${bits ?? 'unknown'} bits (RS256 needs 2048 or more)`
+  return undefined
 }
 
 async function fetchKeySet ({ url, maxBytes, timeoutMs }: JwksKeysSettings): Promise<JSONWebKeySet> {

@@ -3,7 +3,9 @@ import { copyFileSync } from 'node:fs'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import { join } from 'node:path'
-import { generateKeyPair, SignJWT } from 'jose'
+import { generateKeyPairSync, type KeyObject } from 'node:crypto'
+import { generateKeyPair, SignJWT, type JSONWebKeySet } from 'jose'
+import { unusableKeys } from '../../src/auth/jwks-keys.js'
 import { build, fixturesDir } from '../helper.js'
 import { SseClient } from '../live/sse-client.js'
 import { startJwksServer } from './jwks-server.js'
@@ -287,4 +289,30 @@ t.test('keys of the key set that can verify no token are named in a warning; the
   const clean = await build(t, { jwt: { jwksUrl: jwks.url, issuer: 'https://idp.test', audience: 'events-provider' } }, { logger: { level: 'warn', stream: { write: (line: string) => { quiet.push(JSON.parse(line)) } } } })
   t.equal((await clean.inject({ url: `/svc/v2/events?${START}`, headers: { authorization: `Bearer ${await jwks.sign(key, { sub: 'b' })}` } })).statusCode, 200)
   t.same(quiet.filter((line) => line.msg.includes('key set')), [], 'a set of usable keys logs nothing')
+})
+
+t.test('a key set\'s keys that jose would pass over are all named: too short, private, key_ops without verify, a bad ext (found by review)', async (t) => {
+  const { publicKey: short } = generateKeyPairSync('rsa', { modulusLength: 1024 })
+  const { publicKey: good, privateKey: goodPrivate } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const { publicKey: ec } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const jwk = (key: KeyObject, extra: Record<string, unknown>) => ({ ...key.export({ format: 'jwk' }), ...extra })
+  const set = {
+    keys: [
+      jwk(good, { kid: 'good' }),
+      jwk(ec, { kid: 'ec', key_ops: ['verify'], ext: true }),
+      jwk(short, { kid: 'short' }),
+      jwk(goodPrivate, { kid: 'private' }),
+      jwk(good, { kid: 'ops', key_ops: ['encrypt'] }),
+      jwk(good, { kid: 'ext', ext: 'yes' })
+    ]
+  }
+  const said = unusableKeys(set as unknown as JSONWebKeySet) ?? ''
+  t.match(said, '2 of its 6 keys can verify tokens')
+  t.match(said, 'kid "short" is of 1024 bits')
+  t.match(said, 'kid "private" is a private key')
+  t.match(said, 'kid "ops" has key_ops without "verify"')
+  t.match(said, 'kid "ext" has an "ext" that is not true or false')
+  t.notMatch(said, '"good"')
+  t.notMatch(said, '"ec"')
+  t.equal(unusableKeys({ keys: [set.keys[0], set.keys[1]] } as unknown as JSONWebKeySet), undefined, 'usable keys: nothing to say')
 })
