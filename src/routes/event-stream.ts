@@ -1,4 +1,3 @@
-import type { Socket } from 'node:net'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ErrorObject } from '../../schemas/error.js'
@@ -8,6 +7,7 @@ import { bearerTokenOf, tokenKey } from '../http/bearer-token.js'
 import { splitList } from '../http/list-parameter.js'
 import { sendError } from '../http/replies.js'
 import { messageFrame, namedFrame, streamHead, StreamSubscriber, type StreamFilter } from '../live/stream-subscribers.js'
+import { writeWaiting } from '../live/write-waiting.js'
 import type { Principal } from '../auth/principal.js'
 import type { EventQuery } from '../store/event-store.js'
 import { encodeMessage } from '../store/message-json.js'
@@ -259,32 +259,6 @@ function armExpiry (holder: { timer: NodeJS.Timeout | undefined }, expiresMs: nu
 
 /** Resumed events are written in chunks of about this many characters, each waiting for the reader. */
 const RESUME_CHUNK = 64 * 1024
-
-/** A replay or resume waits for a slow reader (its unsent data under half the bound) instead of dropping it. */
-async function writeWaiting (socket: Socket, frame: string, maxBufferBytes: number): Promise<void> {
-  if (socket.destroyed) return
-  socket.write(frame)
-  if (socket.writableLength > maxBufferBytes / 2 && !socket.destroyed) await drainedOrGone(socket)
-}
-
-/**
- * Until the socket has drained or is gone. A client's reset ends the wait as its close does
- * ('close' follows the error, and ends the stream): waiting with events.once, the error rejected
- * the route's promise, logged as the provider's error for every client that left mid-resume.
- */
-async function drainedOrGone (socket: Socket): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const done = (): void => {
-      socket.off('drain', done)
-      socket.off('close', done)
-      socket.off('error', done)
-      resolve()
-    }
-    socket.on('drain', done)
-    socket.on('close', done)
-    socket.on('error', done)
-  })
-}
 
 /** Streams with the same filter share the frames built for them. */
 function filterKey (filter: StreamFilter): string {
