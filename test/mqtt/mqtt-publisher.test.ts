@@ -227,6 +227,8 @@ t.test('started before the broker: events and the foreign subscription wait for 
   const late = publisher(t, broker.url, { instanceId: 'late' })
   const lateGot: string[] = []
   await waitUntil(() => early.connected && late.connected, 5000, 'both connected')
+  // The early events are published before the late one subscribes: its queue is flushed once connected, not at once.
+  await waitUntil(() => early.waiting === 0, 5000, 'the early events published')
   await late.subscribeForeign((json) => lateGot.push((JSON.parse(json) as Message).message_id))
   await new Promise((resolve) => setTimeout(resolve, 200)) // the queued SUBSCRIBE of the early one
   late.publish([event('late-1')])
