@@ -126,9 +126,10 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
 }
 
 /**
- * Whether a body of this type and coding is taken as it is sent: NDJSON or a JSON array, in UTF-8, the only encoding of JSON (RFC 8259: a body of another charset
- * would be read as other text than the one sent), and not compressed (a compressed body is
- * another media type to this endpoint).
+ * Whether a body of this type and coding is taken as it is sent: NDJSON or a JSON array, in
+ * UTF-8, the only encoding of JSON (RFC 8259: a body of another charset would be read as other
+ * text than the one sent), and not compressed (a compressed body is another media type to this
+ * endpoint).
  */
 function isTakenAsSent (type: string | undefined, coding: string | undefined): boolean {
   if (type === undefined || (coding !== undefined && coding.trim().toLowerCase() !== 'identity')) return false
