@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.js'
 import type { EntitySelection, EventQuery } from '../store/event-store.js'
 import { matchesFilters } from '../store/store-contract.js'
 import type { KnownEntities } from '../store/store-contract.js'
+import { DeliveryIndex } from './delivery-index.js'
 import type { LiveEvent } from './live-event.js'
 
 /** What a stream asks for: the events endpoint's entity selection and exclusive filter. */
@@ -203,6 +204,7 @@ export class StreamSubscribers {
     const firstSeq = served[0]!.seq
     // null: larger than a stream's bound (TOO_LARGE).
     const frames = new Map<string, Buffer | null>()
+    let index: DeliveryIndex | undefined
     for (const stream of this.#streams) {
       if (stream.afterSeq >= firstSeq || stream.replayedWhileWritten.size > 0) {
         // It began after some of these were accepted (they were in its resume or replay), or its
@@ -220,7 +222,9 @@ export class StreamSubscribers {
       }
       let frame = frames.get(stream.key)
       if (frame === undefined) {
-        frame = framesOf(served, stream, cursorOf, this.#limits.maxBufferBytes) ?? null
+        index ??= new DeliveryIndex(served)
+        const { entities, scope } = stream.filter
+        frame = framesOf(index.candidates(entities, scope) ?? served, stream, cursorOf, this.#limits.maxBufferBytes) ?? null
         frames.set(stream.key, frame)
       }
       if (frame === null) this.end(stream, TOO_LARGE)
