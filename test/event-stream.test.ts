@@ -52,6 +52,16 @@ async function ingest (app: FastifyInstance, events: unknown[]) {
   return answer.json()
 }
 
+/** The cursor of one new event, as a stream that then closes received it. */
+async function cursorOfOneEvent (t: Test, app: FastifyInstance, base: string): Promise<string> {
+  const first = stream(t, `${base}/svc/v2/events/stream`)
+  await first.until((client) => client.status === 200)
+  await ingest(app, [event()])
+  await first.until((client) => client.messages.length === 1)
+  first.close()
+  return first.messages[0]!.id!
+}
+
 t.test('the events endpoint\'s checks, in its order, as JSON errors before the stream', async (t) => {
   const { app } = await listening(t)
   const get = async (query: string, headers: Record<string, string> = AUTH) => {
@@ -350,12 +360,7 @@ t.test('a subscriber that does not read is disconnected once its unsent data pas
 
 t.test('a long resume is written in chunks as the client reads, and what is accepted meanwhile follows it, in order, once', async (t) => {
   const { app, base } = await listening(t)
-  const first = stream(t, `${base}/svc/v2/events/stream`)
-  await first.until((client) => client.status === 200)
-  await ingest(app, [event()])
-  await first.until((client) => client.messages.length === 1)
-  const cursor = first.messages[0]!.id!
-  first.close()
+  const cursor = await cursorOfOneEvent(t, app, base)
   for (let i = 0; i < 20; i++) await ingest(app, Array.from({ length: 1000 }, () => event({ date_time: new Date(Date.UTC(2025, 7, 1) + counter).toISOString() })))
   const resumed = stream(t, `${base}/svc/v2/events/stream`, { ...AUTH, 'last-event-id': cursor })
   await resumed.until((client) => client.status === 200)
@@ -371,12 +376,7 @@ t.test('a client that resets its connection while its resume waits for it to rea
   const logged: string[] = []
   const logger = { level: 'error', stream: { write: (line: string) => { logged.push(line) } } }
   const { app, base } = await listening(t, { stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 64 * 1024 } }, { logger })
-  const first = stream(t, `${base}/svc/v2/events/stream`)
-  await first.until((client) => client.status === 200)
-  await ingest(app, [event()])
-  await first.until((client) => client.messages.length === 1)
-  const cursor = first.messages[0]!.id!
-  first.close()
+  const cursor = await cursorOfOneEvent(t, app, base)
   for (let i = 0; i < 60; i++) await ingest(app, Array.from({ length: 1000 }, () => event({ date_time: new Date(Date.UTC(2025, 8, 1) + counter).toISOString() })))
   for (let attempt = 0; attempt < 5; attempt++) {
     const url = new URL(base)
