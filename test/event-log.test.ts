@@ -9,7 +9,7 @@ const live = (seq: number, ms: number): LiveEvent => {
   const message: LiveEvent['message'] = { message_id: `m${seq}`, message_code: 'C', message_category: 'alert', date_time: new Date(T0 + ms).toISOString(), space_id: 's' }
   return { seq, message, json: encodeMessage(message) }
 }
-const ids = (resumed: ReturnType<EventLog['resume']>) => 'events' in resumed ? resumed.events.map((event) => event.seq) : resumed
+const ids = (resumed: ReturnType<EventLog['resume']>) => 'events' in resumed ? [...resumed.events].map((event) => event.seq) : resumed
 
 t.test('resume: the events after the cursor; the head cursor resumes with nothing', async (t) => {
   const log = new EventLog('abc', { events: 100, ms: Infinity })
@@ -114,11 +114,11 @@ t.test('a resumed event\'s JSON is the JSON it was accepted with, its message re
   const resumed = log.resume('abc-0')
   t.ok('events' in resumed)
   if (!('events' in resumed)) return
-  t.same(resumed.events.map(({ seq }) => seq), [1, 2])
-  t.equal(resumed.events[0]!.json, '{"message_id":"m-é","message_code":"C","message_category":"notification","date_time":"2025-01-01T00:00:00.000Z","device_id":"d","space_id":"s/1"}')
-  t.same(resumed.events[0]!.message, message)
-  t.equal(resumed.events[1]!.json, ingested.json, 'copied, not a view of the body (changed since)')
-  t.same(resumed.events[1]!.message, ingested.message)
+  t.same([...resumed.events].map(({ seq }) => seq), [1, 2])
+  t.equal([...resumed.events][0]!.json, '{"message_id":"m-é","message_code":"C","message_category":"notification","date_time":"2025-01-01T00:00:00.000Z","device_id":"d","space_id":"s/1"}')
+  t.same([...resumed.events][0]!.message, message)
+  t.equal([...resumed.events][1]!.json, ingested.json, 'copied, not a view of the body (changed since)')
+  t.same([...resumed.events][1]!.message, ingested.message)
 })
 
 t.test('a retention smaller than one append keeps the last events of it, readable', async (t) => {
@@ -127,7 +127,7 @@ t.test('a retention smaller than one append keeps the last events of it, readabl
   log.append([live(4, 3000), live(5, 4000), live(6, 5000), live(7, 6000)])
   const resumed = log.resume('abc-5')
   t.ok('events' in resumed)
-  if ('events' in resumed) t.same(resumed.events.map(({ message }) => message.message_id), ['m6', 'm7'])
+  if ('events' in resumed) t.same([...resumed.events].map(({ message }) => message.message_id), ['m6', 'm7'])
   t.same(log.resume('abc-0'), { since: new Date(T0).toISOString() })
 })
 
@@ -142,7 +142,7 @@ t.test('the log\'s ring, growing and wrapping, resumes as a plain list of the la
     const resumed = log.resume(`abc-${cursor}`)
     const firstKept = seq - kept + 1
     if (cursor < firstKept - 1) return 'since' in resumed
-    return 'events' in resumed && resumed.events.length === seq - cursor && resumed.events.every((event, i) => event.seq === cursor + 1 + i && event.message.message_id === `m${cursor + 1 + i}`)
+    return 'events' in resumed && [...resumed.events].length === seq - cursor && [...resumed.events].every((event, i) => event.seq === cursor + 1 + i && event.message.message_id === `m${cursor + 1 + i}`)
   }), { numRuns: 300 })
 })
 
@@ -178,8 +178,8 @@ t.test('the JSON of dropped events is let go: what the log holds follows its ret
   const resumed = log.resume(`abc-${seq - 1000}`)
   t.ok('events' in resumed)
   if ('events' in resumed) {
-    t.equal(resumed.events.length, 1000)
-    t.ok(resumed.events.every((event, i) => event.json === big(seq - 999 + i).json && event.message.message_id === big(seq - 999 + i).message.message_id), 'each its own JSON, after many chunks were reused')
+    t.equal([...resumed.events].length, 1000)
+    t.ok([...resumed.events].every((event, i) => event.json === big(seq - 999 + i).json && event.message.message_id === big(seq - 999 + i).message.message_id), 'each its own JSON, after many chunks were reused')
   }
 })
 
@@ -202,7 +202,27 @@ t.test('an ingest\'s events copied by runs of one body\'s lines: each resumes as
     // The last `retention` of them are kept (older chunks let go and reused meanwhile).
     const expected = texts.filter((_, i) => lines[i]![0]).slice(-retention)
     const resumed = log.resume(`abc-${kept.length - expected.length}`)
-    if (!('events' in resumed) || resumed.events.length !== expected.length) return false
-    return resumed.events.every((event, i) => event.json === expected[i] && event.message.message_id === (JSON.parse(expected[i]!) as { message_id: string }).message_id)
+    if (!('events' in resumed) || [...resumed.events].length !== expected.length) return false
+    return [...resumed.events].every((event, i) => event.json === expected[i] && event.message.message_id === (JSON.parse(expected[i]!) as { message_id: string }).message_id)
   }), { numRuns: 200 })
+})
+
+t.test('a resume\'s events are made as they are read, not all at once; one the log drops before it is read ends the reading, said', async (t) => {
+  const log = new EventLog('abc', { events: 5, ms: Infinity })
+  log.append([1, 2, 3, 4, 5].map((seq) => live(seq, seq * 1000)))
+  let asked = 0
+  const resumed = log.resume('abc-0', Date.now(), () => { asked++; return true })
+  t.equal(asked, 0, 'nothing read before the first event is asked for')
+  if (!('events' in resumed)) throw new Error('a resume was expected')
+  const read: number[] = []
+  for (const event of resumed.events) {
+    read.push(event.seq)
+    // The client is slow: meanwhile five more are accepted, and the log keeps five.
+    if (event.seq === 2) log.append([6, 7, 8, 9, 10].map((seq) => live(seq, seq * 1000)))
+  }
+  t.same(read, [1, 2], 'the rest was dropped before it was read')
+  t.equal(asked, 2, 'each event read when reached')
+  t.ok(resumed.events.overtaken, 'overtaken: the stream ends, and its next resume gets a reset')
+  const whole = log.resume('abc-5')
+  t.ok('events' in whole && [...whole.events].length === 5 && !whole.events.overtaken, 'a resume read in time is whole')
 })

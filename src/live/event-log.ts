@@ -12,7 +12,7 @@ export interface Retention {
 
 /** What a Last-Event-ID resumes with: the events accepted after it, or a reset. */
 export type Resumption =
-  | { events: readonly LiveEvent[] }
+  | { events: ResumedEvents }
   /** The cursor is older than what is kept, or not this log's: backfill from `since` with the events endpoint. */
   | { since: string }
 
@@ -210,17 +210,24 @@ export class EventLog {
     const firstSeq = this.#firstSeq()
     // Events after the cursor were dropped, or came before this process joined the log.
     if (seq < firstSeq - 1) return { since: this.#since(seq, keep) }
-    const events: LiveEvent[] = []
-    for (let i = seq + 1 - firstSeq; i < this.#count; i++) {
-      const slot = this.#slot(i)
-      const chunk = this.#chunks.get(this.#chunkOf[slot]!)!
-      const start = this.#starts[slot]!
-      const end = this.#ends[slot]!
-      const message = messageOfWireJson(chunk, start, end)
-      // Its text made now: the chunk is reused once its events are dropped.
-      if (keep === undefined || keep(message)) events.push({ seq: this.#seqs[slot]!, message, json: chunk.toString('utf8', start, end) })
-    }
-    return { events }
+    return { events: new ResumedEvents(seq, this.#lastSeq, (at) => this.#eventAt(at, keep)) }
+  }
+
+  /**
+   * The event of this seq if the log still keeps it (null when `keep` does not keep it),
+   * undefined when it is no longer kept. Its text is made now: the chunk is reused once its
+   * events are dropped.
+   */
+  #eventAt (seq: number, keep: ((message: Message) => boolean) | undefined): LiveEvent | null | undefined {
+    const i = seq - this.#firstSeq()
+    if (i < 0 || i >= this.#count) return undefined
+    const slot = this.#slot(i)
+    const chunk = this.#chunks.get(this.#chunkOf[slot]!)!
+    const start = this.#starts[slot]!
+    const end = this.#ends[slot]!
+    const message = messageOfWireJson(chunk, start, end)
+    if (keep !== undefined && !keep(message)) return null
+    return { seq: this.#seqs[slot]!, message, json: chunk.toString('utf8', start, end) }
   }
 
   /** The slot of the i-th kept event (0: the oldest). */
@@ -349,3 +356,35 @@ function runStartOf (cursor: string, now: number): number | undefined {
 
 /** No run of this provider began before this (a cursor naming an earlier start is no run's of it). */
 const EARLIEST_RUN_MS = Date.UTC(2024, 0, 1)
+
+/**
+ * The events a resume owes, from after its cursor to the last one accepted when it began, each
+ * made only when read: a resume is written as its client reads, and made whole at once it held
+ * every event it owed (a resume from far back in a million-event log, hundreds of megabytes) for
+ * as long as its client took, once per stream. One the log drops before it is read (its
+ * retention, while the client was slow) ends the reading, with `overtaken` set: the stream then
+ * ends, and its client's next resume gets a reset.
+ */
+export class ResumedEvents implements Iterable<LiveEvent> {
+  readonly #afterSeq: number
+  readonly #lastSeq: number
+  readonly #eventAt: (seq: number) => LiveEvent | null | undefined
+  overtaken = false
+
+  constructor (afterSeq: number, lastSeq: number, eventAt: (seq: number) => LiveEvent | null | undefined) {
+    this.#afterSeq = afterSeq
+    this.#lastSeq = lastSeq
+    this.#eventAt = eventAt
+  }
+
+  * [Symbol.iterator] (): Iterator<LiveEvent> {
+    for (let seq = this.#afterSeq + 1; seq <= this.#lastSeq; seq++) {
+      const event = this.#eventAt(seq)
+      if (event === undefined) {
+        this.overtaken = true
+        return
+      }
+      if (event !== null) yield event
+    }
+  }
+}

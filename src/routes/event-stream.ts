@@ -168,6 +168,10 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
         }
       }
       if (frame !== '') await writeWaiting(socket, frame, options.maxBufferBytes)
+      if (resumed.events.overtaken) {
+        streams.end(stream, 'the log dropped events its resume had yet to send')
+        return
+      }
       goLive(stream)
       return
     }
