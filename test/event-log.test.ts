@@ -114,11 +114,12 @@ t.test('a resumed event\'s JSON is the JSON it was accepted with, its message re
   const resumed = log.resume('abc-0')
   t.ok('events' in resumed)
   if (!('events' in resumed)) return
-  t.same([...resumed.events].map(({ seq }) => seq), [1, 2])
-  t.equal([...resumed.events][0]!.json, '{"message_id":"m-é","message_code":"C","message_category":"notification","date_time":"2025-01-01T00:00:00.000Z","device_id":"d","space_id":"s/1"}')
-  t.same([...resumed.events][0]!.message, message)
-  t.equal([...resumed.events][1]!.json, ingested.json, 'copied, not a view of the body (changed since)')
-  t.same([...resumed.events][1]!.message, ingested.message)
+  const events = [...resumed.events]
+  t.same(events.map(({ seq }) => seq), [1, 2])
+  t.equal(events[0]!.json, '{"message_id":"m-é","message_code":"C","message_category":"notification","date_time":"2025-01-01T00:00:00.000Z","device_id":"d","space_id":"s/1"}')
+  t.same(events[0]!.message, message)
+  t.equal(events[1]!.json, ingested.json, 'copied, not a view of the body (changed since)')
+  t.same(events[1]!.message, ingested.message)
 })
 
 t.test('a retention smaller than one append keeps the last events of it, readable', async (t) => {
@@ -142,7 +143,9 @@ t.test('the log\'s ring, growing and wrapping, resumes as a plain list of the la
     const resumed = log.resume(`abc-${cursor}`)
     const firstKept = seq - kept + 1
     if (cursor < firstKept - 1) return 'since' in resumed
-    return 'events' in resumed && [...resumed.events].length === seq - cursor && [...resumed.events].every((event, i) => event.seq === cursor + 1 + i && event.message.message_id === `m${cursor + 1 + i}`)
+    if (!('events' in resumed)) return false
+    const events = [...resumed.events]
+    return events.length === seq - cursor && events.every((event, i) => event.seq === cursor + 1 + i && event.message.message_id === `m${cursor + 1 + i}`)
   }), { numRuns: 300 })
 })
 
@@ -178,8 +181,9 @@ t.test('the JSON of dropped events is let go: what the log holds follows its ret
   const resumed = log.resume(`abc-${seq - 1000}`)
   t.ok('events' in resumed)
   if ('events' in resumed) {
-    t.equal([...resumed.events].length, 1000)
-    t.ok([...resumed.events].every((event, i) => event.json === big(seq - 999 + i).json && event.message.message_id === big(seq - 999 + i).message.message_id), 'each its own JSON, after many chunks were reused')
+    const events = [...resumed.events]
+    t.equal(events.length, 1000)
+    t.ok(events.every((event, i) => event.json === big(seq - 999 + i).json && event.message.message_id === big(seq - 999 + i).message.message_id), 'each its own JSON, after many chunks were reused')
   }
 })
 
@@ -202,8 +206,10 @@ t.test('an ingest\'s events copied by runs of one body\'s lines: each resumes as
     // The last `retention` of them are kept (older chunks let go and reused meanwhile).
     const expected = texts.filter((_, i) => lines[i]![0]).slice(-retention)
     const resumed = log.resume(`abc-${kept.length - expected.length}`)
-    if (!('events' in resumed) || [...resumed.events].length !== expected.length) return false
-    return [...resumed.events].every((event, i) => event.json === expected[i] && event.message.message_id === (JSON.parse(expected[i]!) as { message_id: string }).message_id)
+    if (!('events' in resumed)) return false
+    const read = [...resumed.events]
+    if (read.length !== expected.length) return false
+    return read.every((event, i) => event.json === expected[i] && event.message.message_id === (JSON.parse(expected[i]!) as { message_id: string }).message_id)
   }), { numRuns: 200 })
 })
 
@@ -223,6 +229,25 @@ t.test('a resume\'s events are made as they are read, not all at once; one the l
   t.same(read, [1, 2], 'the rest was dropped before it was read')
   t.equal(asked, 2, 'each event read when reached')
   t.ok(resumed.events.overtaken, 'overtaken: the stream ends, and its next resume gets a reset')
+  t.ok(resumed.events.done, 'and nothing more is owed')
+  t.same([...resumed.events], [], 'a resume is read once')
   const whole = log.resume('abc-5')
   t.ok('events' in whole && [...whole.events].length === 5 && !whole.events.overtaken, 'a resume read in time is whole')
+})
+
+t.test('a resume is read a slice at a time: each slice reads at most so many of the log\'s events, however few its filter keeps', async (t) => {
+  const log = new EventLog('abc', { events: 100, ms: Infinity })
+  log.append(Array.from({ length: 10 }, (_, i) => live(i + 1, (i + 1) * 1000)))
+  let asked = 0
+  const resumed = log.resume('abc-2', Date.now(), (message) => { asked++; return message.message_id === 'm5' || message.message_id === 'm9' })
+  if (!('events' in resumed)) throw new Error('a resume was expected')
+  const slices: number[][] = []
+  const reads: number[] = []
+  while (!resumed.events.done) {
+    slices.push([...resumed.events.slice(3)].map((event) => event.seq))
+    reads.push(asked)
+  }
+  t.same(slices, [[5], [], [9]], 'the kept events of seqs 3-5, 6-8 and 9-10')
+  t.same(reads, [3, 6, 8], 'each slice read its own events and no more')
+  t.notOk(resumed.events.overtaken)
 })

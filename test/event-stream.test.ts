@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { AUTH, build, fixturesDir, INGEST_AUTH, OTHER_TOKEN, storeFromEnv, storeWithHeldHealth } from './helper.js'
 import { SseClient } from './live/sse-client.js'
+import { RESUME_EVENTS_PER_TURN } from '../src/routes/event-stream.js'
 
 const NDJSON = { 'content-type': 'application/x-ndjson' }
 
@@ -426,4 +427,23 @@ t.test('a delivery larger than STREAM_MAX_BUFFER_BYTES ends the stream cleanly, 
   const resumed = stream(t, `${base}/svc/v2/events/stream`, { ...AUTH, 'last-event-id': cursor })
   await resumed.until((client) => client.messages.length === 2000, 10_000, 'the large delivery, resumed')
   t.same(resumed.messages.map((frame) => JSON.parse(frame.data!).message_id), big.map((e) => e.message_id), 'every event once, in order')
+})
+
+t.test('a resume of a narrow filter through a long log lets other work in between: the log is read a slice a turn', async (t) => {
+  const { app, base } = await listening(t, { stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 2 * 1024 * 1024 } })
+  const cursor = await cursorOfOneEvent(t, app, base)
+  const logged = 24 * RESUME_EVENTS_PER_TURN
+  for (let i = 0; i < Math.ceil(logged / 1000); i++) await ingest(app, Array.from({ length: 1000 }, () => event({ date_time: new Date(Date.UTC(2025, 9, 1) + counter).toISOString() })))
+  await ingest(app, [event({ device_id: 'towel-002', date_time: new Date(Date.UTC(2025, 9, 2)).toISOString() })])
+  // Turns of this process's event loop (the provider's too) counted while the resume goes
+  // through the log: had it read the whole log in one turn, only the few around it would count.
+  let turns = 0
+  let counting = true
+  const count = () => { if (counting) { turns++; setImmediate(count) } }
+  setImmediate(count)
+  const resumed = stream(t, `${base}/svc/v2/events/stream?device_ids=towel-002`, { ...AUTH, 'last-event-id': cursor })
+  await resumed.until((client) => client.messages.length === 1, 15_000, 'the one event of the filter')
+  counting = false
+  t.equal(JSON.parse(resumed.messages[0]!.data!).device_id, 'towel-002', 'the filter\'s one event')
+  t.ok(turns >= logged / RESUME_EVENTS_PER_TURN, `${turns} turns went by while ${logged} events were read, ${RESUME_EVENTS_PER_TURN} a turn`)
 })

@@ -363,28 +363,43 @@ const EARLIEST_RUN_MS = Date.UTC(2024, 0, 1)
  * every event it owed (a resume from far back in a million-event log, hundreds of megabytes) for
  * as long as its client took, once per stream. One the log drops before it is read (its
  * retention, while the client was slow) ends the reading, with `overtaken` set: the stream then
- * ends, and its client's next resume gets a reset.
+ * ends, and its client's next resume gets a reset. It is a cursor: read once, in slices or whole.
  */
 export class ResumedEvents implements Iterable<LiveEvent> {
-  readonly #afterSeq: number
+  #nextSeq: number
   readonly #lastSeq: number
   readonly #eventAt: (seq: number) => LiveEvent | null | undefined
   overtaken = false
 
   constructor (afterSeq: number, lastSeq: number, eventAt: (seq: number) => LiveEvent | null | undefined) {
-    this.#afterSeq = afterSeq
+    this.#nextSeq = afterSeq + 1
     this.#lastSeq = lastSeq
     this.#eventAt = eventAt
   }
 
-  * [Symbol.iterator] (): Iterator<LiveEvent> {
-    for (let seq = this.#afterSeq + 1; seq <= this.#lastSeq; seq++) {
-      const event = this.#eventAt(seq)
+  /** Every event owed has been taken (or the log dropped one first: `overtaken`). */
+  get done (): boolean {
+    return this.#nextSeq > this.#lastSeq
+  }
+
+  /**
+   * The kept events among the next `count` events of the log (fewer at the end), each read as it
+   * is taken: a filter that keeps few of them still reads the log a bounded slice at a time.
+   */
+  * slice (count: number): Generator<LiveEvent> {
+    const end = Math.min(this.#nextSeq + count - 1, this.#lastSeq)
+    while (this.#nextSeq <= end) {
+      const event = this.#eventAt(this.#nextSeq++)
       if (event === undefined) {
         this.overtaken = true
+        this.#nextSeq = this.#lastSeq + 1
         return
       }
       if (event !== null) yield event
     }
+  }
+
+  [Symbol.iterator] (): Iterator<LiveEvent> {
+    return this.slice(Number.POSITIVE_INFINITY)
   }
 }
