@@ -32,6 +32,7 @@ export const CommonEnvironment = Type.Object({
   STREAM_MAX_CLIENTS: text('a number of streams from 0 to 1000000', '^(\\d{1,6}|1000000)$'),
   STREAM_MAX_CLIENTS_PER_TOKEN: text('a number of streams from 1 to 1000000', '^([1-9]\\d{0,5}|1000000)$'),
   STREAM_MAX_BUFFER_BYTES: text('a size in bytes from 1024 to 1073741824', '^[1-9]\\d{3,9}$'),
+  STREAM_MAX_UNSENT_BYTES: text('a size in bytes from 1024 to 1099511627776, at least STREAM_MAX_BUFFER_BYTES', '^[1-9]\\d{3,12}$'),
   MQTT_URL: text('an mqtt:// or mqtts:// URL of an MQTT broker', '^mqtts?://\\S+$'),
   MQTT_USERNAME: text('a user name for the MQTT broker'),
   MQTT_PASSWORD: text('a password for the MQTT broker'),

@@ -64,7 +64,7 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   const prefix = `/${config.serviceSegment}`
   fastify.register(eventsRoutes, { prefix })
   fastify.register(eventSpecificationsRoutes, { prefix })
-  fastify.register(eventStreamRoutes, { prefix, maxBufferBytes: config.stream.maxBufferBytes, retryAfterSeconds: config.limits.retryAfterSeconds })
+  fastify.register(eventStreamRoutes, { prefix, retryAfterSeconds: config.limits.retryAfterSeconds })
   fastify.register(ingestRoutes, { maxBytes: config.ingestMaxBytes, maxLines: config.ingestMaxLines, maxBytesInFlight: config.ingestMaxBytesInFlight, retryAfterSeconds: config.limits.retryAfterSeconds })
   fastify.register(healthRoutes)
 

@@ -88,6 +88,8 @@ export interface StreamSettings {
   maxClientsPerToken: number
   /** A subscriber whose unsent data passes this is disconnected. */
   maxBufferBytes: number
+  /** All streams' unsent data together (shared frames once): past it, those furthest behind are disconnected. */
+  maxUnsentBytes: number
 }
 
 export interface MqttSettings {
@@ -136,6 +138,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   const ingestMaxBytesInFlight = Number(common.INGEST_MAX_BYTES_IN_FLIGHT ?? Math.max(256 * 1024 * 1024, ingestMaxBytes))
   // A body of INGEST_MAX_BYTES (or a chunked one, counted as such) could otherwise never be taken.
   if (ingestMaxBytesInFlight < 1024 || ingestMaxBytesInFlight > 2 ** 40 || ingestMaxBytesInFlight < ingestMaxBytes) throw new ConfigError(`INGEST_MAX_BYTES_IN_FLIGHT must be a size in bytes from 1024 to 1099511627776, at least INGEST_MAX_BYTES (${ingestMaxBytes}); got ${JSON.stringify(common.INGEST_MAX_BYTES_IN_FLIGHT)}`)
+  const streamMaxBufferBytes = Number(common.STREAM_MAX_BUFFER_BYTES ?? 1024 * 1024)
+  const streamMaxUnsentBytes = Number(common.STREAM_MAX_UNSENT_BYTES ?? Math.max(512 * 1024 * 1024, streamMaxBufferBytes))
+  // One stream at its own bound would otherwise be over the bound of them all.
+  if (streamMaxUnsentBytes > 2 ** 40 || streamMaxUnsentBytes < streamMaxBufferBytes) throw new ConfigError(`STREAM_MAX_UNSENT_BYTES must be a size in bytes from 1024 to 1099511627776, at least STREAM_MAX_BUFFER_BYTES (${streamMaxBufferBytes}); got ${JSON.stringify(common.STREAM_MAX_UNSENT_BYTES)}`)
   const metricsPort = common.METRICS_PORT === undefined ? undefined : Number(common.METRICS_PORT)
   if (metricsPort !== undefined && metricsPort > 65535) throw new ConfigError(`METRICS_PORT must be a TCP port number from 1 to 65535; got ${JSON.stringify(common.METRICS_PORT)}`)
   // /metrics is served only with its token: a port without one would be a port that serves nothing.
@@ -169,7 +175,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       maxClients: Number(common.STREAM_MAX_CLIENTS ?? 10_000),
       // Unset: no share of its own (one consumer may open them all, as the interface's single-consumer reading has it).
       maxClientsPerToken: Number(common.STREAM_MAX_CLIENTS_PER_TOKEN ?? common.STREAM_MAX_CLIENTS ?? 10_000),
-      maxBufferBytes: Number(common.STREAM_MAX_BUFFER_BYTES ?? 1024 * 1024)
+      maxBufferBytes: streamMaxBufferBytes,
+      maxUnsentBytes: streamMaxUnsentBytes
     },
     metricsToken: common.METRICS_TOKEN,
     metricsPort,

@@ -61,6 +61,9 @@ t.test('sizes at the ends of their range are taken', async (t) => {
   t.equal(loadConfig({}).ingestMaxBytesInFlight, 256 * 1024 * 1024)
   t.equal(loadConfig({ INGEST_MAX_BYTES: '1073741824' }).ingestMaxBytesInFlight, 1073741824, 'at least one body of INGEST_MAX_BYTES')
   t.equal(loadConfig({ INGEST_MAX_BYTES_IN_FLIGHT: '16777216' }).ingestMaxBytesInFlight, 16777216)
+  t.equal(loadConfig({}).stream.maxUnsentBytes, 512 * 1024 * 1024)
+  t.equal(loadConfig({ STREAM_MAX_BUFFER_BYTES: '1073741824' }).stream.maxUnsentBytes, 1073741824, 'at least one stream\'s bound')
+  t.equal(loadConfig({ STREAM_MAX_UNSENT_BYTES: '2097152' }).stream.maxUnsentBytes, 2097152)
 })
 
 t.test('a bad value is refused with a message naming the variable', async (t) => {
@@ -85,7 +88,11 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     [{ INGEST_MAX_LINES: '1e5' }, 'INGEST_MAX_LINES'],
     [{ INGEST_MAX_BYTES_IN_FLIGHT: '2048', INGEST_MAX_BYTES: '4096' }, 'INGEST_MAX_BYTES_IN_FLIGHT'],
     [{ INGEST_MAX_BYTES_IN_FLIGHT: '1099511627777' }, 'INGEST_MAX_BYTES_IN_FLIGHT'],
-    [{ INGEST_MAX_BYTES_IN_FLIGHT: '1000' }, 'INGEST_MAX_BYTES_IN_FLIGHT']
+    [{ INGEST_MAX_BYTES_IN_FLIGHT: '1000' }, 'INGEST_MAX_BYTES_IN_FLIGHT'],
+    [{ STREAM_MAX_UNSENT_BYTES: '2048', STREAM_MAX_BUFFER_BYTES: '4096' }, 'STREAM_MAX_UNSENT_BYTES'],
+    [{ STREAM_MAX_UNSENT_BYTES: '1048575' }, 'STREAM_MAX_UNSENT_BYTES'],
+    [{ STREAM_MAX_UNSENT_BYTES: '1099511627777' }, 'STREAM_MAX_UNSENT_BYTES'],
+    [{ STREAM_MAX_UNSENT_BYTES: '1000' }, 'STREAM_MAX_UNSENT_BYTES']
   ]
   for (const [env, name] of bad) {
     const value = Object.values(env)[0]!

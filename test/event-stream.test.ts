@@ -134,7 +134,7 @@ t.test('resume with Last-Event-ID: everything accepted after the cursor, none tw
 })
 
 t.test('a cursor older than the retention gets a reset naming from when to backfill', async (t) => {
-  const { app, base } = await listening(t, { stream: { retentionEvents: 2, retentionMs: Infinity, heartbeatMs: 15_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 1024 * 1024 } })
+  const { app, base } = await listening(t, { stream: { retentionEvents: 2, retentionMs: Infinity, heartbeatMs: 15_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 1024 * 1024, maxUnsentBytes: 1 << 30 } })
   const watcher = stream(t, `${base}/svc/v2/events/stream`)
   await watcher.until((client) => client.status === 200)
   const early = event({ date_time: '2025-02-03T04:05:06.789Z' })
@@ -243,7 +243,7 @@ t.test('HEAD: the stream\'s headers after the same checks, no body, and no strea
 })
 
 t.test('heartbeats, the client bound, and a clean end on shutdown', async (t) => {
-  const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 100, maxClients: 2, maxClientsPerToken: 2, maxBufferBytes: 64 * 1024 } })
+  const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 100, maxClients: 2, maxClientsPerToken: 2, maxBufferBytes: 64 * 1024, maxUnsentBytes: 1 << 30 } })
   const a = stream(t, `${base}/svc/v2/events/stream`)
   const b = stream(t, `${base}/svc/v2/events/stream`)
   await a.until((client) => client.frames.some((frame) => frame.comment === 'keep-alive'), 3000, 'a heartbeat')
@@ -282,7 +282,7 @@ t.test('a shutdown ends the streams after the ingests under way have handed them
 })
 
 t.test('a subscriber that half-closes its connection (FIN) is gone: its stream ends and its place is free', async (t) => {
-  const { base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 1, maxClientsPerToken: 1, maxBufferBytes: 64 * 1024 } })
+  const { base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 1, maxClientsPerToken: 1, maxBufferBytes: 64 * 1024, maxUnsentBytes: 1 << 30 } })
   const socket = await rawStream(t, base)
   socket.resume()
   const ended = new Promise<boolean>((resolve) => {
@@ -297,7 +297,7 @@ t.test('a subscriber that half-closes its connection (FIN) is gone: its stream e
 })
 
 t.test('one token has at most STREAM_MAX_CLIENTS_PER_TOKEN streams (429 beyond, with Retry-After); the others still get theirs, and a place freed is taken again', async (t) => {
-  const { base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 2, maxBufferBytes: 64 * 1024 } })
+  const { base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 2, maxBufferBytes: 64 * 1024, maxUnsentBytes: 1 << 30 } })
   const open = async (headers: Record<string, string>) => {
     const client = stream(t, `${base}/svc/v2/events/stream`, headers)
     await client.until((c) => c.status !== 0)
@@ -323,7 +323,7 @@ t.test('one token has at most STREAM_MAX_CLIENTS_PER_TOKEN streams (429 beyond, 
 
 t.test('a replay\'s client that leaves while the store is asked whether it can answer takes no place', async (t) => {
   const { store, asked, letGo } = storeWithHeldHealth()
-  const { base } = await listening(t, { store, stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 1, maxBufferBytes: 64 * 1024 } })
+  const { base } = await listening(t, { store, stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 1, maxBufferBytes: 64 * 1024, maxUnsentBytes: 1 << 30 } })
   const url = new URL(base)
   const socket = connect(Number(url.port), url.hostname)
   socket.on('error', () => {})
@@ -339,7 +339,7 @@ t.test('a replay\'s client that leaves while the store is asked whether it can a
 })
 
 t.test('a subscriber that does not read is disconnected once its unsent data passes the bound', async (t) => {
-  const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 64 * 1024 } })
+  const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 64 * 1024, maxUnsentBytes: 1 << 30 } })
   const socket = await rawStream(t, base)
   // It reads no more (a paused socket also never sees the provider close it: the provider's count tells).
   socket.pause()
@@ -376,7 +376,7 @@ t.test('a long resume is written in chunks as the client reads, and what is acce
 t.test('a client that resets its connection while its resume waits for it to read is no error of the provider', async (t) => {
   const logged: string[] = []
   const logger = { level: 'error', stream: { write: (line: string) => { logged.push(line) } } }
-  const { app, base } = await listening(t, { stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 64 * 1024 } }, { logger })
+  const { app, base } = await listening(t, { stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 64 * 1024, maxUnsentBytes: 1 << 30 } }, { logger })
   const cursor = await cursorOfOneEvent(t, app, base)
   for (let i = 0; i < 60; i++) await ingest(app, Array.from({ length: 1000 }, () => event({ date_time: new Date(Date.UTC(2025, 8, 1) + counter).toISOString() })))
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -398,7 +398,7 @@ t.test('a client that resets its connection while its resume waits for it to rea
 })
 
 t.test('a delivery larger than STREAM_MAX_BUFFER_BYTES ends the stream cleanly, and its client resumes it whole; streams of many filters do not each hold it', async (t) => {
-  const { app, base } = await listening(t, { stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 100, maxClientsPerToken: 100, maxBufferBytes: 64 * 1024 } })
+  const { app, base } = await listening(t, { stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 100, maxClientsPerToken: 100, maxBufferBytes: 64 * 1024, maxUnsentBytes: 1 << 30 } })
   const reader = stream(t, `${base}/svc/v2/events/stream`)
   await reader.until((client) => client.status === 200)
   await ingest(app, [event()])
@@ -430,7 +430,7 @@ t.test('a delivery larger than STREAM_MAX_BUFFER_BYTES ends the stream cleanly, 
 })
 
 t.test('a resume of a narrow filter through a long log lets other work in between: the log is read a slice a turn', async (t) => {
-  const { app, base } = await listening(t, { stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 2 * 1024 * 1024 } })
+  const { app, base } = await listening(t, { stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 2 * 1024 * 1024, maxUnsentBytes: 1 << 30 } })
   const cursor = await cursorOfOneEvent(t, app, base)
   const logged = 24 * RESUME_EVENTS_PER_TURN
   for (let i = 0; i < Math.ceil(logged / 1000); i++) await ingest(app, Array.from({ length: 1000 }, () => event({ date_time: new Date(Date.UTC(2025, 9, 1) + counter).toISOString() })))

@@ -105,7 +105,7 @@ t.test('HTTPS: the same answers as over plain HTTP, compressed or not; a plain H
 
 t.test('HTTPS: the stream pushes as over plain HTTP, and a subscriber that does not read is disconnected once its unsent data passes the bound', { skip }, async (t) => {
   const certificate = selfSignedCertificate(t.testdir())
-  const { app, base } = await tlsApp(t, certificate, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 64 * 1024 } })
+  const { app, base } = await tlsApp(t, certificate, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 64 * 1024, maxUnsentBytes: 1 << 30 } })
   const port = Number(new URL(base).port)
   const open = async () => {
     const socket = tlsConnect({ port, host: '127.0.0.1', ca: certificate.cert, servername: 'localhost' })

@@ -6,6 +6,7 @@ import { matchesFilters } from '../store/store-contract.js'
 import type { KnownEntities } from '../store/store-contract.js'
 import { DeliveryIndex } from './delivery-index.js'
 import type { LiveEvent } from './live-event.js'
+import { writeWaiting } from './write-waiting.js'
 
 /** What a stream asks for: the events endpoint's entity selection and exclusive filter. */
 export interface StreamFilter {
@@ -22,6 +23,11 @@ export interface StreamLimits {
   maxClientsPerToken: number
   /** A subscriber whose unsent data passes this is disconnected. */
   maxBufferBytes: number
+  /**
+   * The unsent data of all streams together (frames shared by streams of one filter counted
+   * once): past it, the streams furthest behind are disconnected until it is under 3/4 of it.
+   */
+  maxUnsentBytes: number
   heartbeatMs: number
 }
 
@@ -119,6 +125,11 @@ export class StreamSubscriber {
   replayFrom: string | undefined
   heldBytes = 0
   closed = false
+  /**
+   * Text of its own may wait in its socket (a replay's, a resume's, a named frame): its unsent
+   * data is then counted as its own, not as its filter's shared frames (StreamSubscribers).
+   */
+  unsentOwnText = false
   afterSeq: number
   readonly #query: EventQuery
 
@@ -157,11 +168,25 @@ export class StreamSubscribers {
   /** Open streams by the key of the token that opened them. */
   readonly #byToken = new Map<string, number>()
 
+  /** Streams that had unsent data after a write: those the streams' unsent data can be in. */
+  readonly #behind = new Set<StreamSubscriber>()
+
+  /**
+   * At least the streams' unsent data: what it was when last counted, plus what writes left
+   * unsent since. Counted exactly (#countUnsent) once it passes STREAM_MAX_UNSENT_BYTES.
+   */
+  #unsentEstimate = 0
+
+  /** The shared frames (Buffers) already in the estimate: one filter's streams hold one copy. */
+  readonly #estimatedFrames = new WeakSet<Buffer>()
+
   constructor (limits: StreamLimits, log: StreamLog) {
     this.#limits = limits
     this.#log = log
     this.#heartbeat = setInterval(() => {
       for (const stream of this.#streams) this.write(stream, HEARTBEAT_FRAME)
+      // Streams that have caught up leave #behind, and the estimate is exact again.
+      if (this.#behind.size > 0) this.#countUnsent()
     }, limits.heartbeatMs)
     this.#heartbeat.unref()
   }
@@ -188,6 +213,7 @@ export class StreamSubscribers {
 
   remove (stream: StreamSubscriber): void {
     stream.closed = true
+    this.#behind.delete(stream)
     if (!this.#streams.delete(stream)) return
     const key = stream.opener?.principal.key
     if (key === undefined) return
@@ -205,12 +231,13 @@ export class StreamSubscribers {
     // null: larger than a stream's bound (TOO_LARGE).
     const frames = new Map<string, Buffer | null>()
     let index: DeliveryIndex | undefined
+    const tooLarge: StreamSubscriber[] = []
     for (const stream of this.#streams) {
       if (stream.afterSeq >= firstSeq || stream.replayedWhileWritten.size > 0) {
         // It began after some of these were accepted (they were in its resume or replay), or its
         // replay sent some of them already.
         const sent = stream.replayedWhileWritten
-        this.#deliverSome(stream, served.filter((event) => event.seq > stream.afterSeq && !sent.delete(event.message.message_id)), cursorOf)
+        if (!this.#deliverSome(stream, served.filter((event) => event.seq > stream.afterSeq && !sent.delete(event.message.message_id)), cursorOf)) tooLarge.push(stream)
         // With no ingest on its way, every one that was during its replay has published (this
         // delivery is the last of them): nothing more to look for, and it shares frames again.
         if (nothingBeingWritten && stream.held === undefined) sent.clear()
@@ -227,8 +254,13 @@ export class StreamSubscribers {
         frame = framesOf(index.candidates(entities, scope) ?? served, stream, cursorOf, this.#limits.maxBufferBytes) ?? null
         frames.set(stream.key, frame)
       }
-      if (frame === null) this.end(stream, TOO_LARGE)
+      if (frame === null) tooLarge.push(stream)
       else if (frame.length > 0) this.write(stream, frame)
+    }
+    // One line for them all: a large ingest can end thousands at once.
+    if (tooLarge.length > 0) {
+      this.#log.info({ streams: tooLarge.length, reason: TOO_LARGE, tokens: tokenNamesOf(tooLarge) }, 'streams ended')
+      for (const stream of tooLarge) this.end(stream, TOO_LARGE, false)
     }
   }
 
@@ -243,15 +275,19 @@ export class StreamSubscribers {
     if (stream.heldBytes > this.#limits.maxBufferBytes) this.#drop(stream, 'too many live events waiting behind its resume or replay')
   }
 
-  #deliverSome (stream: StreamSubscriber, events: readonly LiveEvent[], cursorOf: (seq: number) => string): void {
-    if (events.length === 0) return
+  /** False when the frames would be larger than the stream's bound (TOO_LARGE): nothing written. */
+  #deliverSome (stream: StreamSubscriber, events: readonly LiveEvent[], cursorOf: (seq: number) => string): boolean {
+    if (events.length === 0) return true
     if (stream.held !== undefined) {
       this.#hold(stream, events)
-      return
+      return true
     }
     const frame = framesOf(events, stream, cursorOf, this.#limits.maxBufferBytes)
-    if (frame === undefined) this.end(stream, TOO_LARGE)
-    else if (frame.length > 0) this.write(stream, frame)
+    if (frame === undefined) return false
+    // Built for this stream alone: its own.
+    stream.unsentOwnText = true
+    if (frame.length > 0) this.write(stream, frame)
+    return true
   }
 
   /**
@@ -265,7 +301,92 @@ export class StreamSubscribers {
       return false
     }
     stream.socket.write(frame)
+    // A string is copied for its socket; a Buffer is the frame its filter's streams share, in
+    // the estimate once.
+    if (typeof frame === 'string') {
+      stream.unsentOwnText = true
+      this.#queued(stream, frame.length)
+    } else if (!this.#estimatedFrames.has(frame)) {
+      if (this.#queued(stream, frame.length)) this.#estimatedFrames.add(frame)
+    } else if (stream.socket.writableLength > 0) {
+      this.#behind.add(stream)
+    }
     return true
+  }
+
+  /**
+   * A frame of a stream's replay or resume, written as writeWaiting writes it (waiting for a
+   * slow reader), and counted with the streams' unsent data.
+   */
+  async writeWaiting (stream: StreamSubscriber, frame: string): Promise<void> {
+    if (stream.closed) return
+    const written = writeWaiting(stream.socket, frame, this.#limits.maxBufferBytes)
+    stream.unsentOwnText = true
+    this.#queued(stream, frame.length)
+    await written
+  }
+
+  /** After a write of `length`: what it left unsent counts toward STREAM_MAX_UNSENT_BYTES (true if any). */
+  #queued (stream: StreamSubscriber, length: number): boolean {
+    const unsent = stream.socket.writableLength
+    if (unsent === 0 || stream.closed) return false
+    this.#behind.add(stream)
+    this.#unsentEstimate += Math.min(length, unsent)
+    if (this.#unsentEstimate > this.#limits.maxUnsentBytes) this.#countUnsent()
+    return true
+  }
+
+  /**
+   * Counts the streams' unsent data: each stream's own text as its own, and the frames streams
+   * of one filter share once (their unsent data is the end of the same frames: the stream
+   * furthest behind holds what all of them do). Over 7/8 of STREAM_MAX_UNSENT_BYTES, the streams
+   * furthest behind are disconnected until it is under 3/4 of it: the next count comes only after
+   * at least 1/8 more, so a count (a pass over the streams behind) is never made for every write.
+   * Without this bound, one consumer's streams of distinct filters that did not read took each
+   * its own STREAM_MAX_BUFFER_BYTES and one delivery more: 496 of them, eight ingests of 3,000
+   * events, 1.46 GB (20 GiB at 10,000 streams).
+   */
+  #countUnsent (): void {
+    const limit = this.#limits.maxUnsentBytes
+    const behind: Array<{ stream: StreamSubscriber, unsent: number, group: string | StreamSubscriber }> = []
+    const groups = new Map<string | StreamSubscriber, number[]>()
+    for (const stream of this.#behind) {
+      const unsent = stream.socket.writableLength
+      if (unsent === 0) {
+        this.#behind.delete(stream)
+        stream.unsentOwnText = false
+        continue
+      }
+      const group = stream.unsentOwnText ? stream : stream.key
+      behind.push({ stream, unsent, group })
+      let lengths = groups.get(group)
+      if (lengths === undefined) groups.set(group, lengths = [])
+      lengths.push(unsent)
+    }
+    let total = 0
+    for (const lengths of groups.values()) {
+      lengths.sort((a, b) => b - a)
+      total += lengths[0]!
+    }
+    if (total > limit * 7 / 8) {
+      // Furthest behind first: a group holds what its member furthest behind does, so dropping
+      // that one frees down to the next one's.
+      behind.sort((a, b) => b.unsent - a.unsent)
+      const taken = new Map<string | StreamSubscriber, number>()
+      const dropped: StreamSubscriber[] = []
+      const unsentBefore = total
+      for (const { stream, group } of behind) {
+        if (total <= limit * 3 / 4) break
+        const lengths = groups.get(group)!
+        const next = (taken.get(group) ?? 0) + 1
+        taken.set(group, next)
+        total -= lengths[next - 1]! - (lengths[next] ?? 0)
+        dropped.push(stream)
+      }
+      this.#log.info({ streams: dropped.length, unsentBytes: unsentBefore, maxUnsentBytes: limit, tokens: tokenNamesOf(dropped) }, 'stream clients disconnected: the streams\' unsent data passed STREAM_MAX_UNSENT_BYTES, those furthest behind first')
+      for (const stream of dropped) this.#drop(stream, '', false)
+    }
+    this.#unsentEstimate = total
   }
 
   /**
@@ -283,9 +404,9 @@ export class StreamSubscribers {
    * connection is ended, and destroyed soon after if the client leaves it half open (it no longer
    * counts against STREAM_MAX_CLIENTS, so it must not outlive that).
    */
-  end (stream: StreamSubscriber, reason: string): void {
+  end (stream: StreamSubscriber, reason: string, logged = true): void {
     if (stream.closed) return
-    this.#log.info({ reason, token: stream.opener?.principal.name }, 'stream ended')
+    if (logged) this.#log.info({ reason, token: stream.opener?.principal.name }, 'stream ended')
     if (stream.replayFrom !== undefined) stream.socket.write(namedFrame('reset', { since: stream.replayFrom }))
     this.remove(stream)
     const { socket } = stream
@@ -304,9 +425,20 @@ export class StreamSubscribers {
     }
   }
 
-  #drop (stream: StreamSubscriber, reason: string): void {
-    this.#log.info({ unsentBytes: stream.socket.writableLength, reason, token: stream.opener?.principal.name }, 'stream client disconnected')
+  #drop (stream: StreamSubscriber, reason: string, logged = true): void {
+    if (logged) this.#log.info({ unsentBytes: stream.socket.writableLength, reason, token: stream.opener?.principal.name }, 'stream client disconnected')
     this.remove(stream)
     stream.socket.destroy()
   }
+}
+
+/** The names of the tokens that opened these streams, each once, for a log line about many (at most 10). */
+function tokenNamesOf (streams: readonly StreamSubscriber[]): string[] {
+  const names = new Set<string>()
+  for (const stream of streams) {
+    const name = stream.opener?.principal.name
+    if (name !== undefined) names.add(name)
+    if (names.size === 10) break
+  }
+  return [...names]
 }

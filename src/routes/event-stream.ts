@@ -8,7 +8,6 @@ import { bearerTokenOf, tokenKey } from '../http/bearer-token.js'
 import { splitList } from '../http/list-parameter.js'
 import { sendError } from '../http/replies.js'
 import { messageFrame, namedFrame, streamHead, StreamSubscriber, type StreamFilter } from '../live/stream-subscribers.js'
-import { writeWaiting } from '../live/write-waiting.js'
 import type { Principal } from '../auth/principal.js'
 import type { EventQuery } from '../store/event-store.js'
 import { encodeMessage } from '../store/message-json.js'
@@ -16,8 +15,6 @@ import { dateRangeOf } from '../time/date-range.js'
 import { EVENT_TIME_MAX_MS, formatEventTime, parseRfc3339 } from '../time/rfc3339.js'
 
 export interface EventStreamOptions {
-  /** A stream's unsent data bound (STREAM_MAX_BUFFER_BYTES): the replay waits below it. */
-  maxBufferBytes: number
   retryAfterSeconds: number
 }
 
@@ -166,7 +163,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
           if (stream.closed) return
           frame += messageFrame(log.cursorOf(event.seq), event.json)
           if (frame.length >= RESUME_CHUNK) {
-            await writeWaiting(socket, frame, options.maxBufferBytes)
+            await streams.writeWaiting(stream, frame)
             frame = ''
           }
         }
@@ -175,7 +172,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
         if (!owed.done) await nextTurn()
         if (stream.closed) return
       }
-      if (frame !== '') await writeWaiting(socket, frame, options.maxBufferBytes)
+      if (frame !== '') await streams.writeWaiting(stream, frame)
       if (stream.closed) return
       if (resumed.events.overtaken) {
         streams.end(stream, 'the log dropped events its resume had yet to send')
@@ -225,7 +222,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
         if (frame !== '') {
           // Written from here on: a stream ended now says to backfill from the last of them.
           stream.replayFrom = written!
-          await writeWaiting(socket, frame, options.maxBufferBytes)
+          await streams.writeWaiting(stream, frame)
         }
       }
     } catch (error) {
@@ -237,7 +234,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     }
     if (last !== undefined && !stream.closed) {
       stream.replayFrom = last.dateTime
-      await writeWaiting(socket, messageFrame(cursor, last.json), options.maxBufferBytes)
+      await streams.writeWaiting(stream, messageFrame(cursor, last.json))
     }
     goLive(stream)
   })

@@ -26,7 +26,7 @@ function replayingAndLive (streams: StreamSubscribers) {
 }
 
 t.test('a stream ended during its start_date replay is told from when to backfill (reset), then ended and destroyed; a live one just ends', async (t) => {
-  const streams = new StreamSubscribers({ maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 1 << 20, heartbeatMs: 60_000 }, { info () {} })
+  const streams = new StreamSubscribers({ maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 1 << 20, maxUnsentBytes: 1 << 30, heartbeatMs: 60_000 }, { info () {} })
   t.teardown(() => streams.endAll())
   const { replaying, live } = replayingAndLive(streams)
   t.equal(streams.count, 2)
@@ -42,7 +42,7 @@ t.test('a stream ended during its start_date replay is told from when to backfil
 })
 
 t.test('a shutdown during a start_date replay tells the stream from when to backfill (reset) before it ends it, as end() does', async (t) => {
-  const streams = new StreamSubscribers({ maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 1 << 20, heartbeatMs: 60_000 }, { info () {} })
+  const streams = new StreamSubscribers({ maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 1 << 20, maxUnsentBytes: 1 << 30, heartbeatMs: 60_000 }, { info () {} })
   const { replaying, live } = replayingAndLive(streams)
   streams.endAll()
   t.equal((replaying.socket as unknown as { written: string }).written, 'event: reset\ndata: {"since":"2025-01-03T12:00:00.123Z"}\n\n')
@@ -51,7 +51,7 @@ t.test('a shutdown during a start_date replay tells the stream from when to back
 })
 
 t.test('the IDs a replay sent while their ingest was on its way are dropped from live deliveries once each, and forgotten once nothing is being written', async (t) => {
-  const streams = new StreamSubscribers({ maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 1 << 20, heartbeatMs: 60_000 }, { info () {} })
+  const streams = new StreamSubscribers({ maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 1 << 20, maxUnsentBytes: 1 << 30, heartbeatMs: 60_000 }, { info () {} })
   t.teardown(() => streams.endAll())
   const stream = new StreamSubscriber(fakeSocket(), { entities: undefined, scope: undefined, category: undefined, messageCodes: undefined }, '', 0)
   streams.add(stream)

@@ -1,0 +1,116 @@
+import t from 'tap'
+import type { Socket } from 'node:net'
+import { StreamSubscriber, StreamSubscribers, type StreamLimits } from '../../src/live/stream-subscribers.js'
+import type { LiveEvent } from '../../src/live/live-event.js'
+
+/**
+ * A socket stand-in (named so): one whose client reads nothing keeps every byte written unsent
+ * (`writableLength`), one whose client reads keeps none.
+ */
+function fakeSocket (reads: boolean) {
+  const socket = {
+    writableLength: 0,
+    written: 0,
+    destroyed: false,
+    write (chunk: string | Buffer) {
+      socket.written += chunk.length
+      if (!reads) socket.writableLength += chunk.length
+      return true
+    },
+    end () {},
+    destroy () { socket.destroyed = true; socket.writableLength = 0 }
+  }
+  return socket
+}
+
+const everything = { entities: undefined, scope: undefined, category: undefined, messageCodes: undefined }
+const known = { knowsEntityOf: () => true }
+let seq = 0
+/** A delivery of `count` events of about 100 bytes each. */
+const delivery = (count: number): LiveEvent[] => Array.from({ length: count }, () => {
+  const id = `m-${++seq}`.padEnd(40, '.')
+  const message = { message_id: id, message_code: 'C', message_category: 'alert' as const, date_time: '2025-01-01T00:00:00.000Z', device_id: 'd', space_id: 's' }
+  return { seq, message, json: JSON.stringify(message) }
+})
+
+function subscribers (limits: Partial<StreamLimits>, logged: object[]) {
+  const streams = new StreamSubscribers({ maxClients: 1000, maxClientsPerToken: 1000, maxBufferBytes: 1 << 20, maxUnsentBytes: 1 << 20, heartbeatMs: 60_000, ...limits }, { info (details) { logged.push(details) } })
+  t.teardown(() => streams.endAll())
+  return streams
+}
+
+function open (streams: StreamSubscribers, key: string, reads: boolean) {
+  const socket = fakeSocket(reads)
+  const stream = new StreamSubscriber(socket as unknown as Socket, everything, key, seq)
+  streams.add(stream)
+  return { stream, socket }
+}
+
+t.test('streams of distinct filters that do not read: past STREAM_MAX_UNSENT_BYTES in all, those furthest behind are disconnected until under 3/4 of it; streams that read keep theirs', async (t) => {
+  const logged: object[] = []
+  // About 41 kB a stream a delivery: 25 streams that do not read pass 1 MiB in their second.
+  const streams = subscribers({ maxBufferBytes: 1 << 20, maxUnsentBytes: 1 << 20 }, logged)
+  const readers = Array.from({ length: 5 }, (_, i) => open(streams, `reader-${i}`, true))
+  const idle = Array.from({ length: 20 }, (_, i) => open(streams, `idle-${i}`, false))
+  const late: Array<ReturnType<typeof open>> = []
+  for (let round = 0; round < 8; round++) {
+    // The late ones begin at the fifth delivery: less behind than the others.
+    if (round === 4) for (let i = 0; i < 5; i++) late.push(open(streams, `late-${i}`, false))
+    streams.deliver(delivery(200), (at) => `c-${at}`, known)
+  }
+  const kept = [...idle, ...late].filter(({ stream }) => !stream.closed)
+  const unsent = kept.reduce((sum, { socket }) => sum + socket.writableLength, 0)
+  t.ok(unsent <= 1 << 20 && kept.length > 0, `the unsent data in all (${unsent} B, ${kept.length} streams) stays within the bound`)
+  t.ok(idle.filter(({ stream }) => stream.closed).every(({ socket }) => socket.destroyed), 'the streams disconnected: their connections destroyed')
+  t.ok(readers.every(({ stream }) => !stream.closed), 'every stream that reads is kept')
+  t.ok(late.every(({ stream }) => !stream.closed), 'those furthest behind went first: the late ones are kept')
+  const lines = logged.filter((line) => 'maxUnsentBytes' in line) as unknown as Array<{ streams: number, unsentBytes: number }>
+  t.ok(lines.length > 0 && lines.length <= 8 && lines.every((line) => line.unsentBytes > 7 / 8 * (1 << 20)), `${lines.length} lines logged, each for the streams disconnected together`)
+  t.equal(logged.length, lines.length, 'no stream reached a bound of its own')
+})
+
+t.test('streams of one filter share its frames: counted once, however many do not read', async (t) => {
+  const logged: object[] = []
+  const streams = subscribers({ maxBufferBytes: 1 << 20, maxUnsentBytes: 256 * 1024 }, logged)
+  const idle = Array.from({ length: 50 }, () => open(streams, 'one-filter', false))
+  // About 41 kB a delivery: 164 kB a stream, 8 MB as if each held its own.
+  for (let round = 0; round < 4; round++) streams.deliver(delivery(200), (at) => `c-${at}`, known)
+  t.ok(idle[0]!.socket.writableLength > 160_000, `each stream holds ${idle[0]!.socket.writableLength} B`)
+  t.ok(idle.every(({ stream }) => !stream.closed), 'none disconnected: the frames they hold are one and the same')
+  t.same(logged, [])
+  // Another filter's frames, own ones: the bound of all is passed in the next deliveries, and
+  // the streams furthest behind (those of the shared filter) go first.
+  const other = open(streams, 'another-filter', false)
+  for (let round = 0; round < 2; round++) streams.deliver(delivery(200), (at) => `c-${at}`, known)
+  t.ok(logged.some((line) => 'maxUnsentBytes' in line), 'the bound of all was passed')
+  t.ok(idle.every(({ stream }) => stream.closed), 'the shared filter\'s streams are furthest behind: disconnected')
+  t.notOk(other.stream.closed, 'the other is kept')
+})
+
+t.test('a replay\'s or resume\'s own text counts as its own: streams of one filter writing their own copies are each counted', async (t) => {
+  const logged: object[] = []
+  const streams = subscribers({ maxBufferBytes: 256 * 1024, maxUnsentBytes: 256 * 1024 }, logged)
+  const resuming = Array.from({ length: 10 }, () => open(streams, 'one-filter', false))
+  const frame = 'x'.repeat(40 * 1024)
+  // writeWaiting waits for a drain that never comes here: not awaited.
+  for (const { stream } of resuming) void streams.writeWaiting(stream, frame)
+  const kept = resuming.filter(({ stream }) => !stream.closed)
+  const unsent = kept.reduce((sum, { socket }) => sum + socket.writableLength, 0)
+  t.ok(unsent <= 256 * 1024, `${unsent} B unsent in all, within the bound`)
+  t.ok(kept.length < 10 && kept.length >= 4, `${10 - kept.length} disconnected`)
+})
+
+t.test('streams that caught up leave the count: no one is disconnected for what was sent long ago', async (t) => {
+  const logged: object[] = []
+  const streams = subscribers({ maxBufferBytes: 1 << 20, maxUnsentBytes: 1 << 20, heartbeatMs: 50 }, logged)
+  const slow = Array.from({ length: 20 }, (_, i) => open(streams, `slow-${i}`, false))
+  for (let round = 0; round < 2; round++) {
+    // About 41 kB a stream: 820 kB in all, within the bound.
+    streams.deliver(delivery(200), (at) => `c-${at}`, known)
+    t.ok(slow.every(({ stream }) => !stream.closed), `round ${round}: within the bound`)
+    // They read what they had; a heartbeat passes.
+    for (const { socket } of slow) socket.writableLength = 0
+    await new Promise((resolve) => setTimeout(resolve, 120))
+  }
+  t.same(logged, [])
+})
