@@ -17,11 +17,12 @@ export class DeliveryIndex {
   }
 
   /**
-   * The events a filter's entities (or its scope's, whichever names fewer) can match, in the
-   * delivery's order, each once; undefined when looking them up would cost more than checking
-   * every event (a filter of as many entities as the delivery has events, or none).
+   * The places in the delivery of the events a filter's entities (or its scope's, whichever
+   * names fewer) can match, in the delivery's order, each once; undefined when looking them up
+   * would cost more than checking every event (a filter of as many entities as the delivery has
+   * events, or none).
    */
-  candidates (entities: EntitySelection | undefined, scope: EntitySelection | undefined): readonly LiveEvent[] | undefined {
+  candidates (entities: EntitySelection | undefined, scope: EntitySelection | undefined): readonly number[] | undefined {
     const selection = smaller(entities, scope)
     if (selection === undefined || selection.deviceIds.size + selection.spaceIds.size >= this.#events.length) return undefined
     if (this.#byDevice === undefined) this.#index()
@@ -29,10 +30,11 @@ export class DeliveryIndex {
     for (const device of selection.deviceIds) appendTo(places, this.#byDevice!.get(device))
     for (const space of selection.spaceIds) appendTo(places, this.#bySpace!.get(space))
     places.sort((a, b) => a - b)
-    const events: LiveEvent[] = []
     // An event of a device in one of the spaces is found twice.
-    for (let i = 0; i < places.length; i++) if (i === 0 || places[i] !== places[i - 1]) events.push(this.#events[places[i]!]!)
-    return events
+    let kept = 0
+    for (let i = 0; i < places.length; i++) if (i === 0 || places[i] !== places[i - 1]) places[kept++] = places[i]!
+    places.length = kept
+    return places
   }
 
   #index (): void {

@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.js'
 import type { EntitySelection, EventQuery } from '../store/event-store.js'
 import { matchesFilters } from '../store/store-contract.js'
 import type { KnownEntities } from '../store/store-contract.js'
+import { DeliveryFrames } from './delivery-frames.js'
 import { DeliveryIndex } from './delivery-index.js'
 import type { LiveEvent } from './live-event.js'
 import { writeWaiting } from './write-waiting.js'
@@ -33,23 +34,6 @@ export interface StreamLimits {
 
 export interface StreamLog {
   info (details: object, message: string): void
-}
-
-/** One event as a stream frame. */
-export function messageFrame (cursor: string, json: string): string {
-  return `id: ${cursor}\nevent: message\ndata: ${json}\n\n`
-}
-
-/** The frames of the events a stream wants, as bytes. */
-function framesOf (events: readonly LiveEvent[], stream: StreamSubscriber, cursorOf: (seq: number) => string, maxLength: number): Buffer | undefined {
-  let text = ''
-  for (const event of events) {
-    if (!stream.matches(event.message)) continue
-    text += messageFrame(cursorOf(event.seq), event.json)
-    // Past the stream's bound it is ended instead (TOO_LARGE): built no further.
-    if (text.length > maxLength) return undefined
-  }
-  return Buffer.from(text)
 }
 
 /**
@@ -231,13 +215,28 @@ export class StreamSubscribers {
     // null: larger than a stream's bound (TOO_LARGE).
     const frames = new Map<string, Buffer | null>()
     let index: DeliveryIndex | undefined
+    let delivery: DeliveryFrames | undefined
     const tooLarge: StreamSubscriber[] = []
     for (const stream of this.#streams) {
       if (stream.afterSeq >= firstSeq || stream.replayedWhileWritten.size > 0) {
         // It began after some of these were accepted (they were in its resume or replay), or its
         // replay sent some of them already.
         const sent = stream.replayedWhileWritten
-        if (!this.#deliverSome(stream, served.filter((event) => event.seq > stream.afterSeq && !sent.delete(event.message.message_id)), cursorOf)) tooLarge.push(stream)
+        const places: number[] = []
+        for (let i = 0; i < served.length; i++) if (served[i]!.seq > stream.afterSeq && !sent.delete(served[i]!.message.message_id)) places.push(i)
+        if (places.length === 0) continue
+        if (stream.held !== undefined) {
+          this.#hold(stream, places.map((i) => served[i]!))
+        } else {
+          delivery ??= new DeliveryFrames(served, cursorOf)
+          const frame = delivery.framesFor((message) => stream.matches(message), places, this.#limits.maxBufferBytes)
+          if (frame === undefined) tooLarge.push(stream)
+          else if (frame.length > 0) {
+            // Made for this stream alone: its own.
+            stream.unsentOwnText = true
+            this.write(stream, frame)
+          }
+        }
         // With no ingest on its way, every one that was during its replay has published (this
         // delivery is the last of them): nothing more to look for, and it shares frames again.
         if (nothingBeingWritten && stream.held === undefined) sent.clear()
@@ -250,8 +249,10 @@ export class StreamSubscribers {
       let frame = frames.get(stream.key)
       if (frame === undefined) {
         index ??= new DeliveryIndex(served)
+        delivery ??= new DeliveryFrames(served, cursorOf)
         const { entities, scope } = stream.filter
-        frame = framesOf(index.candidates(entities, scope) ?? served, stream, cursorOf, this.#limits.maxBufferBytes) ?? null
+        // Past the stream's bound it is ended instead (TOO_LARGE): made no further.
+        frame = delivery.framesFor((message) => stream.matches(message), index.candidates(entities, scope), this.#limits.maxBufferBytes) ?? null
         frames.set(stream.key, frame)
       }
       if (frame === null) tooLarge.push(stream)
@@ -273,21 +274,6 @@ export class StreamSubscribers {
       stream.heldBytes += event.json.length
     }
     if (stream.heldBytes > this.#limits.maxBufferBytes) this.#drop(stream, 'too many live events waiting behind its resume or replay')
-  }
-
-  /** False when the frames would be larger than the stream's bound (TOO_LARGE): nothing written. */
-  #deliverSome (stream: StreamSubscriber, events: readonly LiveEvent[], cursorOf: (seq: number) => string): boolean {
-    if (events.length === 0) return true
-    if (stream.held !== undefined) {
-      this.#hold(stream, events)
-      return true
-    }
-    const frame = framesOf(events, stream, cursorOf, this.#limits.maxBufferBytes)
-    if (frame === undefined) return false
-    // Built for this stream alone: its own.
-    stream.unsentOwnText = true
-    if (frame.length > 0) this.write(stream, frame)
-    return true
   }
 
   /**
