@@ -14,41 +14,37 @@ export function messageFrame (cursor: string, json: string): string {
  */
 export class DeliveryFrames {
   readonly #events: readonly LiveEvent[]
-  readonly #bytes: Buffer
+  readonly #cursorOf: (seq: number) => string
+  /** Made when a filter first keeps an event of the delivery. */
+  #bytes: Buffer | undefined
   /** Where each event's frame ends in #bytes (it starts where the one before ends). */
-  readonly #ends: Uint32Array
+  #ends: Uint32Array | undefined
 
   constructor (events: readonly LiveEvent[], cursorOf: (seq: number) => string) {
     this.#events = events
-    const ends = new Uint32Array(events.length)
-    const texts: string[] = new Array<string>(events.length)
-    let length = 0
-    for (let i = 0; i < events.length; i++) {
-      const text = messageFrame(cursorOf(events[i]!.seq), events[i]!.json)
-      texts[i] = text
-      length += Buffer.byteLength(text)
-      ends[i] = length
-    }
-    this.#bytes = Buffer.from(texts.join(''))
-    this.#ends = ends
+    this.#cursorOf = cursorOf
   }
 
   /**
    * The frames of the events `keeps` keeps, among those at `places` (ascending; every event when
-   * undefined), in order; undefined as soon as they pass `maxBytes` (made no further).
+   * undefined), in order; undefined when they pass `maxBytes`.
    */
   framesFor (keeps: (message: Message) => boolean, places: readonly number[] | undefined, maxBytes: number): Buffer | undefined {
     const events = this.#events
-    const ends = this.#ends
+    const kept: number[] = []
+    const count = places === undefined ? events.length : places.length
+    for (let k = 0; k < count; k++) {
+      const i = places === undefined ? k : places[k]!
+      if (keeps(events[i]!.message)) kept.push(i)
+    }
+    if (kept.length === 0) return NO_FRAMES
+    const { bytes, ends } = this.#made()
     // Runs of consecutive frames, as start and end offsets.
     const runs: number[] = []
     let total = 0
     let runStart = 0
     let runEnd = -1
-    const count = places === undefined ? events.length : places.length
-    for (let k = 0; k < count; k++) {
-      const i = places === undefined ? k : places[k]!
-      if (!keeps(events[i]!.message)) continue
+    for (const i of kept) {
       const start = i === 0 ? 0 : ends[i - 1]!
       const end = ends[i]!
       total += end - start
@@ -61,11 +57,33 @@ export class DeliveryFrames {
       runStart = start
       runEnd = end
     }
-    if (runEnd !== -1) runs.push(runStart, runEnd)
+    runs.push(runStart, runEnd)
     // A copy even of every frame: the streams' unsent data is counted by filter, each filter's frames its own.
     const frames = Buffer.allocUnsafe(total)
     let at = 0
-    for (let r = 0; r < runs.length; r += 2) at += this.#bytes.copy(frames, at, runs[r]!, runs[r + 1]!)
+    for (let r = 0; r < runs.length; r += 2) at += bytes.copy(frames, at, runs[r]!, runs[r + 1]!)
     return frames
   }
+
+  /** Every event's frame, one after the other: each written in place (no joined string, whatever the delivery's size). */
+  #made (): { bytes: Buffer, ends: Uint32Array } {
+    if (this.#bytes !== undefined) return { bytes: this.#bytes, ends: this.#ends! }
+    const events = this.#events
+    const ends = new Uint32Array(events.length)
+    const texts: string[] = new Array<string>(events.length)
+    let length = 0
+    for (let i = 0; i < events.length; i++) {
+      const text = messageFrame(this.#cursorOf(events[i]!.seq), events[i]!.json)
+      texts[i] = text
+      length += Buffer.byteLength(text)
+      ends[i] = length
+    }
+    const bytes = Buffer.allocUnsafeSlow(length)
+    for (let i = 0; i < events.length; i++) bytes.write(texts[i]!, i === 0 ? 0 : ends[i - 1]!)
+    this.#bytes = bytes
+    this.#ends = ends
+    return { bytes, ends }
+  }
 }
+
+const NO_FRAMES = Buffer.alloc(0)

@@ -161,8 +161,8 @@ export class StreamSubscribers {
    */
   #unsentEstimate = 0
 
-  /** The shared frames (Buffers) already in the estimate: one filter's streams hold one copy. */
-  readonly #estimatedFrames = new WeakSet<Buffer>()
+  /** How much of each shared frame (a Buffer) is in the estimate: the most any stream of its filter left unsent. */
+  readonly #estimatedFrames = new WeakMap<Buffer, number>()
 
   constructor (limits: StreamLimits, log: StreamLog) {
     this.#limits = limits
@@ -224,7 +224,10 @@ export class StreamSubscribers {
         const sent = stream.replayedWhileWritten
         const places: number[] = []
         for (let i = 0; i < served.length; i++) if (served[i]!.seq > stream.afterSeq && !sent.delete(served[i]!.message.message_id)) places.push(i)
-        if (places.length === 0) continue
+        if (places.length === 0) {
+          if (nothingBeingWritten && stream.held === undefined) sent.clear()
+          continue
+        }
         if (stream.held !== undefined) {
           this.#hold(stream, places.map((i) => served[i]!))
         } else {
@@ -233,8 +236,7 @@ export class StreamSubscribers {
           if (frame === undefined) tooLarge.push(stream)
           else if (frame.length > 0) {
             // Made for this stream alone: its own.
-            stream.unsentOwnText = true
-            this.write(stream, frame)
+            this.write(stream, frame, true)
           }
         }
         // With no ingest on its way, every one that was during its replay has published (this
@@ -280,22 +282,28 @@ export class StreamSubscribers {
    * Writes to one stream; false (and the stream dropped) when its unsent data had passed the
    * bound, so what waits for one client is at most the bound plus one write.
    */
-  write (stream: StreamSubscriber, frame: string | Buffer): boolean {
+  write (stream: StreamSubscriber, frame: string | Buffer, own = typeof frame === 'string'): boolean {
     if (stream.closed) return false
     if (stream.socket.writableLength > this.#limits.maxBufferBytes) {
       this.#drop(stream, 'the client does not read its stream')
       return false
     }
+    // Nothing waits: no text of its own either.
+    if (stream.socket.writableLength === 0) stream.unsentOwnText = false
     stream.socket.write(frame)
-    // A string is copied for its socket; a Buffer is the frame its filter's streams share, in
-    // the estimate once.
-    if (typeof frame === 'string') {
+    if (own) {
       stream.unsentOwnText = true
       this.#queued(stream, frame.length)
-    } else if (!this.#estimatedFrames.has(frame)) {
-      if (this.#queued(stream, frame.length)) this.#estimatedFrames.add(frame)
-    } else if (stream.socket.writableLength > 0) {
-      this.#behind.add(stream)
+    } else {
+      // A shared frame: in the estimate as much as the stream furthest behind holds of it.
+      const unsent = Math.min(frame.length, stream.socket.writableLength)
+      const counted = this.#estimatedFrames.get(frame as Buffer) ?? 0
+      if (unsent > counted) {
+        this.#estimatedFrames.set(frame as Buffer, unsent)
+        this.#queued(stream, unsent - counted)
+      } else if (unsent > 0) {
+        this.#behind.add(stream)
+      }
     }
     return true
   }
@@ -306,6 +314,7 @@ export class StreamSubscribers {
    */
   async writeWaiting (stream: StreamSubscriber, frame: string): Promise<void> {
     if (stream.closed) return
+    if (stream.socket.writableLength === 0) stream.unsentOwnText = false
     const written = writeWaiting(stream.socket, frame, this.#limits.maxBufferBytes)
     stream.unsentOwnText = true
     this.#queued(stream, frame.length)

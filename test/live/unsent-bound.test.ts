@@ -1,20 +1,21 @@
 import t from 'tap'
 import type { Socket } from 'node:net'
-import { StreamSubscriber, StreamSubscribers, type StreamLimits } from '../../src/live/stream-subscribers.js'
+import { namedFrame, StreamSubscriber, StreamSubscribers, type StreamLimits } from '../../src/live/stream-subscribers.js'
 import type { LiveEvent } from '../../src/live/live-event.js'
 
 /**
  * A socket stand-in (named so): one whose client reads nothing keeps every byte written unsent
  * (`writableLength`), one whose client reads keeps none.
  */
-function fakeSocket (reads: boolean) {
+function fakeSocket (reads: boolean | 'a little behind') {
   const socket = {
     writableLength: 0,
     written: 0,
     destroyed: false,
     write (chunk: string | Buffer) {
       socket.written += chunk.length
-      if (!reads) socket.writableLength += chunk.length
+      if (reads === 'a little behind') socket.writableLength = Math.min(100, socket.writableLength + chunk.length)
+      else if (!reads) socket.writableLength += chunk.length
       return true
     },
     end () {},
@@ -39,7 +40,7 @@ function subscribers (limits: Partial<StreamLimits>, logged: object[]) {
   return streams
 }
 
-function open (streams: StreamSubscribers, key: string, reads: boolean) {
+function open (streams: StreamSubscribers, key: string, reads: boolean | 'a little behind') {
   const socket = fakeSocket(reads)
   const stream = new StreamSubscriber(socket as unknown as Socket, everything, key, seq)
   streams.add(stream)
@@ -113,4 +114,45 @@ t.test('streams that caught up leave the count: no one is disconnected for what 
     await new Promise((resolve) => setTimeout(resolve, 120))
   }
   t.same(logged, [])
+})
+
+// The three below were found by a review (each failed before its fix).
+
+t.test('a stream\'s own text, once sent, no longer makes it count alone: streams of one filter that wrote item_errors are still counted once for the frames they share', async (t) => {
+  const logged: object[] = []
+  const streams = subscribers({ maxBufferBytes: 1 << 20, maxUnsentBytes: 256 * 1024, heartbeatMs: 50 }, logged)
+  const all = Array.from({ length: 10 }, () => open(streams, 'one-filter', true))
+  for (const { stream } of all) streams.write(stream, namedFrame('item_errors', [{ id: 'x' }]))
+  // Then none reads: four deliveries of about 41 kB, the same frames for all (164 kB shared).
+  for (const { socket } of all) socket.write = (chunk: string | Buffer) => { socket.writableLength += chunk.length; return true }
+  for (let round = 0; round < 4; round++) streams.deliver(delivery(200), (at) => `c-${at}`, known)
+  // A heartbeat counts them.
+  await new Promise((resolve) => setTimeout(resolve, 120))
+  t.ok(all[0]!.socket.writableLength > 160_000, 'each holds the same 164 kB')
+  t.ok(all.every(({ stream }) => !stream.closed), 'none disconnected')
+  t.same(logged, [])
+})
+
+t.test('a shared frame is estimated by the most any stream of its filter holds of it, not by the first one\'s: a filter\'s stream that does not read behind one a little behind is counted', async (t) => {
+  const logged: object[] = []
+  const streams = subscribers({ maxBufferBytes: 1 << 20, maxUnsentBytes: 1 << 20 }, logged)
+  const idle: Array<ReturnType<typeof open>> = []
+  for (let i = 0; i < 20; i++) {
+    open(streams, `filter-${i}`, 'a little behind')
+    idle.push(open(streams, `filter-${i}`, false))
+  }
+  for (let round = 0; round < 8; round++) streams.deliver(delivery(200), (at) => `c-${at}`, known)
+  const kept = idle.filter(({ stream }) => !stream.closed)
+  const unsent = kept.reduce((sum, { socket }) => sum + socket.writableLength, 0)
+  t.ok(unsent <= 1 << 20, `the unsent data in all (${unsent} B, ${kept.length} streams) stays within the bound`)
+})
+
+t.test('a delivery that brings a replayed stream nothing (all of it replayed), with nothing being written, forgets the replayed IDs: it shares its filter\'s frames again', async (t) => {
+  const streams = subscribers({}, [])
+  const { stream } = open(streams, '', true)
+  stream.replayedWhileWritten.add('sent-1')
+  stream.replayedWhileWritten.add('never-published')
+  const event = { seq: seq + 1, json: '{"message_id":"sent-1"}', message: { message_id: 'sent-1', message_code: 'C', message_category: 'alert' as const, date_time: '2025-01-01T00:00:00.000Z', device_id: 'd', space_id: 's' } }
+  streams.deliver([event], (at) => `log-${at}`, known, true)
+  t.equal(stream.replayedWhileWritten.size, 0)
 })
