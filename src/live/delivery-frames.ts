@@ -31,20 +31,17 @@ export class DeliveryFrames {
    */
   framesFor (keeps: (message: Message) => boolean, places: readonly number[] | undefined, maxBytes: number): Buffer | undefined {
     const events = this.#events
-    const kept: number[] = []
-    const count = places === undefined ? events.length : places.length
-    for (let k = 0; k < count; k++) {
-      const i = places === undefined ? k : places[k]!
-      if (keeps(events[i]!.message)) kept.push(i)
-    }
-    if (kept.length === 0) return NO_FRAMES
-    const { bytes, ends } = this.#made()
     // Runs of consecutive frames, as start and end offsets.
     const runs: number[] = []
     let total = 0
     let runStart = 0
     let runEnd = -1
-    for (const i of kept) {
+    let ends: Uint32Array | undefined
+    const count = places === undefined ? events.length : places.length
+    for (let k = 0; k < count; k++) {
+      const i = places === undefined ? k : places[k]!
+      if (!keeps(events[i]!.message)) continue
+      ends ??= this.#made().ends
       const start = i === 0 ? 0 : ends[i - 1]!
       const end = ends[i]!
       total += end - start
@@ -57,7 +54,9 @@ export class DeliveryFrames {
       runStart = start
       runEnd = end
     }
+    if (runEnd === -1) return NO_FRAMES
     runs.push(runStart, runEnd)
+    const bytes = this.#bytes!
     // A copy even of every frame: the streams' unsent data is counted by filter, each filter's frames its own.
     const frames = Buffer.allocUnsafe(total)
     let at = 0

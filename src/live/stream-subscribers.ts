@@ -252,9 +252,8 @@ export class StreamSubscribers {
       if (frame === undefined) {
         index ??= new DeliveryIndex(served)
         delivery ??= new DeliveryFrames(served, cursorOf)
-        const { entities, scope } = stream.filter
         // Past the stream's bound it is ended instead (TOO_LARGE): made no further.
-        frame = delivery.framesFor((message) => stream.matches(message), index.candidates(entities, scope), this.#limits.maxBufferBytes) ?? null
+        frame = delivery.framesFor((message) => stream.matches(message), index.candidates(stream.filter), this.#limits.maxBufferBytes) ?? null
         frames.set(stream.key, frame)
       }
       if (frame === null) tooLarge.push(stream)
