@@ -1,7 +1,7 @@
 import cluster from 'node:cluster'
 import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
-import { Gauge } from 'prom-client'
+import { Counter, Gauge } from 'prom-client'
 import type { FastifyBaseLogger } from 'fastify'
 import type { MqttSettings, StreamSettings } from '../src/config.js'
 import { messageIdOf, type StoredEvent } from '../src/data/event-lines.js'
@@ -86,7 +86,8 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     bus = local
   }
   const log = new EventLog(bus.logId, { events: options.stream.retentionEvents, ms: options.stream.retentionMs })
-  const streams = new StreamSubscribers(options.stream, fastify.log)
+  const cuts = new Counter({ name: 'stream_disconnects_total', help: 'Streams cut for the provider\'s sake, by reason: own_bound (STREAM_MAX_BUFFER_BYTES: a client that does not read), all_bound (STREAM_MAX_UNSENT_BYTES), too_large (a delivery larger than a stream\'s bound; ended cleanly)', labelNames: ['reason'] as const, registers: [fastify.metrics] })
+  const streams = new StreamSubscribers(options.stream, fastify.log, (reason, count) => { cuts.inc({ reason }, count) })
   const cursorOf = (seq: number) => log.cursorOf(seq)
   // The groups being written now, and their IDs as a set, made when a replay first asks (adding
   // and removing every ingested ID for the rare replay was a few percent of an ingest's time).
@@ -125,6 +126,7 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
   }
   gauge('stream_subscribers', 'Open event streams (SSE) in this process', () => streams.count)
   gauge('stream_log_events', 'Accepted events kept for resuming streams', () => log.size)
+  gauge('stream_unsent_bytes', 'The unsent data of this process\'s streams, as last estimated (frames shared by one filter\'s streams once; see STREAM_MAX_UNSENT_BYTES)', () => streams.unsentBytes)
   if (options.mqtt !== undefined) {
     gauge('mqtt_connected', 'Whether the MQTT broker is connected (1) or not (0)', () => { const s = status(); return s === undefined ? undefined : s.connected ? 1 : 0 })
     gauge('mqtt_backlog_events', 'Accepted events waiting to be published to, or acknowledged by, the MQTT broker', () => status()?.waiting)

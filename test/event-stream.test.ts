@@ -339,7 +339,7 @@ t.test('a replay\'s client that leaves while the store is asked whether it can a
 })
 
 t.test('a subscriber that does not read is disconnected once its unsent data passes the bound', async (t) => {
-  const { app, base } = await listening(t, { stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 64 * 1024, maxUnsentBytes: 1 << 30 } })
+  const { app, base } = await listening(t, { metricsToken: 'metrics-secret', stream: { retentionEvents: 100, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 64 * 1024, maxUnsentBytes: 1 << 30 } })
   const socket = await rawStream(t, base)
   // It reads no more (a paused socket also never sees the provider close it: the provider's count tells).
   socket.pause()
@@ -357,6 +357,9 @@ t.test('a subscriber that does not read is disconnected once its unsent data pas
   await reader.until((client) => client.messages.length === (batches * 200) + 1, 5000, 'every event on the reading stream')
   t.ok(reader.messages.length > 0, `a reading client got events (${reader.messages.length})`)
   t.notOk(reader.ended, 'and goes on')
+  const metrics = await app.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-secret' } })
+  t.match(metrics.body, 'stream_disconnects_total{reason="own_bound"} 1', 'counted')
+  t.match(metrics.body, /stream_unsent_bytes \d+/)
 })
 
 t.test('a long resume is written in chunks as the client reads, and what is accepted meanwhile follows it, in order, once', async (t) => {
@@ -398,7 +401,7 @@ t.test('a client that resets its connection while its resume waits for it to rea
 })
 
 t.test('a delivery larger than STREAM_MAX_BUFFER_BYTES ends the stream cleanly, and its client resumes it whole; streams of many filters do not each hold it', async (t) => {
-  const { app, base } = await listening(t, { stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 100, maxClientsPerToken: 100, maxBufferBytes: 64 * 1024, maxUnsentBytes: 1 << 30 } })
+  const { app, base } = await listening(t, { metricsToken: 'metrics-secret', stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 100, maxClientsPerToken: 100, maxBufferBytes: 64 * 1024, maxUnsentBytes: 1 << 30 } })
   const reader = stream(t, `${base}/svc/v2/events/stream`)
   await reader.until((client) => client.status === 200)
   await ingest(app, [event()])
@@ -424,6 +427,8 @@ t.test('a delivery larger than STREAM_MAX_BUFFER_BYTES ends the stream cleanly, 
   await new Promise((resolve) => setTimeout(resolve, 2500))
   const sockets = await new Promise<number>((resolve) => app.server.getConnections((_error, count) => resolve(count)))
   t.ok(sockets <= 1, `the streams that could not take it are ended too (${sockets} connections left)`)
+  const metrics = await app.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-secret' } })
+  t.match(metrics.body, 'stream_disconnects_total{reason="too_large"} 41', 'all 41 counted')
   const resumed = stream(t, `${base}/svc/v2/events/stream`, { ...AUTH, 'last-event-id': cursor })
   await resumed.until((client) => client.messages.length === 2000, 10_000, 'the large delivery, resumed')
   t.same(resumed.messages.map((frame) => JSON.parse(frame.data!).message_id), big.map((e) => e.message_id), 'every event once, in order')

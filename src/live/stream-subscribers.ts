@@ -37,6 +37,13 @@ export interface StreamLog {
 }
 
 /**
+ * Why streams were cut for the provider's sake (the `stream_disconnects_total` metric): their
+ * own bound passed (STREAM_MAX_BUFFER_BYTES, a client that does not read), the bound of all
+ * passed (STREAM_MAX_UNSENT_BYTES), or a delivery too large for their bound (ended cleanly).
+ */
+export type StreamCut = 'own_bound' | 'all_bound' | 'too_large'
+
+/**
  * Why a stream is ended when one delivery's frames for it pass STREAM_MAX_BUFFER_BYTES: no
  * client could take them within its bound, and each filter's frames are its own (streams of one
  * filter share them). 300 streams of different filters that did not read, given one ingest of
@@ -164,9 +171,12 @@ export class StreamSubscribers {
   /** How much of each shared frame (a Buffer) is in the estimate: the most any stream of its filter left unsent. */
   readonly #estimatedFrames = new WeakMap<Buffer, number>()
 
-  constructor (limits: StreamLimits, log: StreamLog) {
+  readonly #counted: (cut: StreamCut, streams: number) => void
+
+  constructor (limits: StreamLimits, log: StreamLog, counted: (cut: StreamCut, streams: number) => void = () => {}) {
     this.#limits = limits
     this.#log = log
+    this.#counted = counted
     this.#heartbeat = setInterval(() => {
       for (const stream of this.#streams) this.write(stream, HEARTBEAT_FRAME)
       // Streams that have caught up leave #behind, and the estimate is exact again.
@@ -177,6 +187,11 @@ export class StreamSubscribers {
 
   get count (): number {
     return this.#streams.size
+  }
+
+  /** The streams' unsent data as last estimated (the `stream_unsent_bytes` metric). */
+  get unsentBytes (): number {
+    return this.#unsentEstimate
   }
 
   get full (): boolean {
@@ -263,6 +278,7 @@ export class StreamSubscribers {
     if (tooLarge.length > 0) {
       this.#log.info({ streams: tooLarge.length, reason: TOO_LARGE, tokens: tokenNamesOf(tooLarge) }, 'streams ended')
       for (const stream of tooLarge) this.end(stream, TOO_LARGE, false)
+      this.#counted('too_large', tooLarge.length)
     }
   }
 
@@ -274,7 +290,10 @@ export class StreamSubscribers {
       stream.heldIds.add(event.message.message_id)
       stream.heldBytes += event.json.length
     }
-    if (stream.heldBytes > this.#limits.maxBufferBytes) this.#drop(stream, 'too many live events waiting behind its resume or replay')
+    if (stream.heldBytes > this.#limits.maxBufferBytes) {
+      this.#drop(stream, 'too many live events waiting behind its resume or replay')
+      this.#counted('own_bound', 1)
+    }
   }
 
   /**
@@ -285,6 +304,7 @@ export class StreamSubscribers {
     if (stream.closed) return false
     if (stream.socket.writableLength > this.#limits.maxBufferBytes) {
       this.#drop(stream, 'the client does not read its stream')
+      this.#counted('own_bound', 1)
       return false
     }
     // Nothing waits: no text of its own either.
@@ -379,6 +399,7 @@ export class StreamSubscribers {
       }
       this.#log.info({ streams: dropped.length, unsentBytes: unsentBefore, maxUnsentBytes: limit, tokens: tokenNamesOf(dropped) }, 'stream clients disconnected: the streams\' unsent data passed STREAM_MAX_UNSENT_BYTES, those furthest behind first')
       for (const stream of dropped) this.#drop(stream, '', false)
+      this.#counted('all_bound', dropped.length)
     }
     this.#unsentEstimate = total
   }

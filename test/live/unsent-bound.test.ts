@@ -34,8 +34,8 @@ const delivery = (count: number): LiveEvent[] => Array.from({ length: count }, (
   return { seq, message, json: JSON.stringify(message) }
 })
 
-function subscribers (limits: Partial<StreamLimits>, logged: object[]) {
-  const streams = new StreamSubscribers({ maxClients: 1000, maxClientsPerToken: 1000, maxBufferBytes: 1 << 20, maxUnsentBytes: 1 << 20, heartbeatMs: 60_000, ...limits }, { info (details) { logged.push(details) } })
+function subscribers (limits: Partial<StreamLimits>, logged: object[], cuts: Record<string, number> = {}) {
+  const streams = new StreamSubscribers({ maxClients: 1000, maxClientsPerToken: 1000, maxBufferBytes: 1 << 20, maxUnsentBytes: 1 << 20, heartbeatMs: 60_000, ...limits }, { info (details) { logged.push(details) } }, (cut, count) => { cuts[cut] = (cuts[cut] ?? 0) + count })
   t.teardown(() => streams.endAll())
   return streams
 }
@@ -49,8 +49,9 @@ function open (streams: StreamSubscribers, key: string, reads: boolean | 'a litt
 
 t.test('streams of distinct filters that do not read: past STREAM_MAX_UNSENT_BYTES in all, those furthest behind are disconnected until under 3/4 of it; streams that read keep theirs', async (t) => {
   const logged: object[] = []
+  const cuts: Record<string, number> = {}
   // About 41 kB a stream a delivery: 25 streams that do not read pass 1 MiB in their second.
-  const streams = subscribers({ maxBufferBytes: 1 << 20, maxUnsentBytes: 1 << 20 }, logged)
+  const streams = subscribers({ maxBufferBytes: 1 << 20, maxUnsentBytes: 1 << 20 }, logged, cuts)
   const readers = Array.from({ length: 5 }, (_, i) => open(streams, `reader-${i}`, true))
   const idle = Array.from({ length: 20 }, (_, i) => open(streams, `idle-${i}`, false))
   const late: Array<ReturnType<typeof open>> = []
@@ -68,6 +69,8 @@ t.test('streams of distinct filters that do not read: past STREAM_MAX_UNSENT_BYT
   const lines = logged.filter((line) => 'maxUnsentBytes' in line) as unknown as Array<{ streams: number, unsentBytes: number }>
   t.ok(lines.length > 0 && lines.length <= 8 && lines.every((line) => line.unsentBytes > 7 / 8 * (1 << 20)), `${lines.length} lines logged, each for the streams disconnected together`)
   t.equal(logged.length, lines.length, 'no stream reached a bound of its own')
+  const cut = [...idle, ...late].filter(({ stream }) => stream.closed).length
+  t.same(cuts, { all_bound: cut }, `${cut} counted for the metric`)
 })
 
 t.test('streams of one filter share its frames: counted once, however many do not read', async (t) => {
