@@ -180,7 +180,7 @@ export class StreamSubscribers {
     this.#heartbeat = setInterval(() => {
       for (const stream of this.#streams) this.write(stream, HEARTBEAT_FRAME)
       // Streams that have caught up leave #behind, and the estimate is exact again.
-      if (this.#behind.size > 0) this.#countUnsent()
+      if (this.#behind.size > 0 || this.#unsentEstimate > 0) this.#countUnsent()
     }, limits.heartbeatMs)
     this.#heartbeat.unref()
   }

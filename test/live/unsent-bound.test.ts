@@ -159,3 +159,13 @@ t.test('a delivery that brings a replayed stream nothing (all of it replayed), w
   streams.deliver([event], (at) => `log-${at}`, known, true)
   t.equal(stream.replayedWhileWritten.size, 0)
 })
+
+t.test('the estimate of the unsent data goes back to nothing at a heartbeat once the streams behind are gone', async (t) => {
+  const streams = subscribers({ heartbeatMs: 50 }, [])
+  const idle = Array.from({ length: 5 }, (_, i) => open(streams, `idle-${i}`, false))
+  streams.deliver(delivery(50), (at) => `c-${at}`, known)
+  t.ok(streams.unsentBytes > 0)
+  for (const { stream } of idle) streams.remove(stream)
+  await new Promise((resolve) => setTimeout(resolve, 120))
+  t.equal(streams.unsentBytes, 0)
+})
