@@ -146,9 +146,10 @@ export class StreamSubscriber {
 
 /**
  * The open streams of this process. Accepted events are written to each matching stream as they
- * come, one write per stream per batch of events (frames built once per distinct filter). A
- * stream's unsent data is bounded: past `maxBufferBytes` the client is disconnected (it resumes
- * with Last-Event-ID once it reads again), so a client that does not read costs a bounded amount.
+ * come, one write per stream per batch of events (a delivery's frames made once, each distinct
+ * filter's copied from them and shared by its streams). A stream's unsent data is bounded: past
+ * `maxBufferBytes` the client is disconnected (it resumes with Last-Event-ID once it reads again),
+ * and so are the streams furthest behind once all of theirs passes `maxUnsentBytes`.
  */
 export class StreamSubscribers {
   readonly #limits: StreamLimits
@@ -340,14 +341,13 @@ export class StreamSubscribers {
     await written
   }
 
-  /** After a write of `length`: what it left unsent counts toward STREAM_MAX_UNSENT_BYTES (true if any). */
-  #queued (stream: StreamSubscriber, length: number): boolean {
+  /** After a write of `length`: what it left unsent counts toward STREAM_MAX_UNSENT_BYTES. */
+  #queued (stream: StreamSubscriber, length: number): void {
     const unsent = stream.socket.writableLength
-    if (unsent === 0 || stream.closed) return false
+    if (unsent === 0 || stream.closed) return
     this.#behind.add(stream)
     this.#unsentEstimate += Math.min(length, unsent)
     if (this.#unsentEstimate > this.#limits.maxUnsentBytes) this.#countUnsent()
-    return true
   }
 
   /**
