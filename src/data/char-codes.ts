@@ -1,4 +1,5 @@
 /** Character codes (one byte each in UTF-8) that the byte and text scanners of data lines look for. */
+export const TAB = 0x09
 export const LF = 0x0a
 export const CR = 0x0d
 export const SPACE = 0x20

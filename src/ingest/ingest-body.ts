@@ -1,11 +1,28 @@
 import { isUtf8 } from 'node:buffer'
 import { setImmediate as checkPhase } from 'node:timers/promises'
 import { NOT_UTF8, parseEventLine, type EventLine } from '../data/event-lines.js'
-import { scanWireLineFrom } from '../data/wire-line.js'
-import { CR, LF } from '../data/char-codes.js'
+import { scanWireLine, scanWireLineFrom } from '../data/wire-line.js'
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, CR, LF, OPEN_ARRAY, OPEN_OBJECT, QUOTE, SPACE, TAB } from '../data/char-codes.js'
 
 /** Lines (or array elements) read in one turn of the event loop: between turns, other requests are served. */
 const LINES_PER_TURN = 1000
+
+/**
+ * Bytes of lines read the thorough way (`JSON.parse`, the schema) in one turn, however few lines
+ * they are: 1,000 lines of tiny nested values (16 MiB) held the event loop 0.4–0.5 s in one turn
+ * (scratch, 2026-11-28). Lines in wire form cost a scan and count only as lines.
+ */
+export const PARSED_BYTES_PER_TURN = 256 * 1024
+
+/**
+ * The longest line (or array element) that is read: a longer one is refused unread. No event's
+ * JSON comes near it (its four identifiers are at most 1,024 UTF-16 units each, 6 bytes a unit
+ * escaped: about 25 kB in all); one line of 16 MiB of tiny nested values held the event loop
+ * 1.5 s in `JSON.parse` (scratch, 2026-11-28). A line in wire form is shorter by its form.
+ */
+export const MAX_LINE_BYTES = 64 * 1024
+
+const TOO_LONG = `longer than ${MAX_LINE_BYTES} bytes, which no event is: not read`
 
 /** An ingest body read: its lines, or why the body is refused whole. */
 export type IngestBody =
@@ -23,8 +40,8 @@ export type IngestBody =
 export async function readIngestBody (body: Buffer, form: 'ndjson' | 'json-array', maxLines: number, nextTurn: () => Promise<unknown> = checkPhase): Promise<IngestBody> {
   if (form === 'ndjson') {
     const reader = new NdjsonReader(body)
-    for (let until = LINES_PER_TURN; ; until += LINES_PER_TURN) {
-      reader.readUntil(Math.min(until, maxLines))
+    for (;;) {
+      reader.readUntil(Math.min(reader.line + LINES_PER_TURN, maxLines))
       if (reader.done) break
       if (reader.line >= maxLines) return { rejected: 'payload_too_large' }
       await nextTurn()
@@ -34,22 +51,20 @@ export async function readIngestBody (body: Buffer, form: 'ndjson' | 'json-array
   }
   // An array body that is not UTF-8 is no JSON text at all (decoding it would change its events).
   if (!isUtf8(body)) return { rejected: 'invalid_body' }
-  const text = body.toString('utf8')
-  const bounds = arrayElementBounds(text, maxLines)
-  if (bounds === 'too many') return { rejected: 'payload_too_large' }
-  if (bounds === undefined || !isJson(text)) return { rejected: 'invalid_body' }
-  const lines: EventLine[] = []
-  for (let index = 0; index < bounds.length / 2; index++) {
-    if (index > 0 && index % LINES_PER_TURN === 0) await nextTurn()
-    lines.push(parseEventLine(text.slice(bounds[2 * index], bounds[2 * index + 1]), index + 1) ?? { line: index + 1, problem: 'an empty element' })
+  const reader = new JsonArrayReader(body)
+  for (;;) {
+    reader.readUntil(Math.min(reader.line + LINES_PER_TURN, maxLines))
+    if (reader.invalid) return { rejected: 'invalid_body' }
+    if (reader.done) return { lines: reader.lines }
+    if (reader.line >= maxLines) return { rejected: 'payload_too_large' }
+    await nextTurn()
   }
-  return { lines }
 }
 
 /** The events of an NDJSON body, read at once (tests, and bodies known to be small); undefined when it is not NDJSON at all. */
 export function ndjsonEvents (body: Buffer): EventLine[] | undefined {
   const reader = new NdjsonReader(body)
-  reader.readUntil(Infinity)
+  while (!reader.done) reader.readUntil(Infinity)
   return reader.result()
 }
 
@@ -91,7 +106,7 @@ class NdjsonReader {
     return this.#lines.length > 0 && !this.#anyJson ? undefined : this.#lines
   }
 
-  /** Reads lines until `until` of them are read, or the body ends. */
+  /** Reads lines until `until` of them are read, or PARSED_BYTES_PER_TURN of them parsed, or the body ends. */
   readUntil (until: number): void {
     const body = this.#body
     const lines = this.#lines
@@ -101,7 +116,8 @@ class NdjsonReader {
     let cr = this.#cr
     let lf = this.#lf
     let anyJson = this.#anyJson
-    while (from <= length && line < until) {
+    let parsed = 0
+    while (from <= length && line < until && parsed < PARSED_BYTES_PER_TURN) {
       line++
       // A line in wire form is read without looking for its end first: the scan finds it.
       const fast = scanWireLineFrom(body, from, length, line)
@@ -123,14 +139,18 @@ class NdjsonReader {
         if (cr + 1 !== to) to = cr
       }
       // Not in wire form (the scan above would have taken it): read the thorough way.
-      if (!isUtf8(body.subarray(from, end))) {
+      if (end - from > MAX_LINE_BYTES && !onlyBlanks(body, from, end)) {
+        lines.push({ line, problem: TOO_LONG })
+        anyJson = true
+      } else if (!isUtf8(body.subarray(from, end))) {
         // Decoding would put U+FFFD in place of the bad bytes: another event than the one sent.
         lines.push({ line, problem: NOT_UTF8 })
       } else {
-        const parsed = parseEventLine(body.toString('utf8', from, end), line)
-        if (parsed !== undefined) {
-          lines.push(parsed)
-          if (!('problem' in parsed) || !parsed.problem.startsWith('invalid JSON')) anyJson = true
+        const read = parseEventLine(body.toString('utf8', from, end), line)
+        parsed += end - from
+        if (read !== undefined) {
+          lines.push(read)
+          if (!('problem' in read) || !read.problem.startsWith('invalid JSON')) anyJson = true
         }
       }
       from = to + 1
@@ -143,52 +163,123 @@ class NdjsonReader {
   }
 }
 
-/** Whether the text is JSON. */
-function isJson (text: string): boolean {
-  try {
-    JSON.parse(text)
-    return true
-  } catch {
-    return false
+/**
+ * The events of a JSON array body, one per element, each checked as a line is (its index + 1 its
+ * line), read from the bytes in turns as NDJSON is: an element in wire form is scanned as it is
+ * (its JSON a view of the body), any other is decoded and read the thorough way. The body is JSON
+ * only if every element is (a JSON text whose elements are each JSON, between `[`, commas and `]`
+ * with JSON's whitespace only, is JSON), so an element that is not makes the body invalid.
+ *
+ * Why not parse the whole text, then cut it: a 16 MiB array held the event loop 135–220 ms in
+ * one turn, and every element was then parsed again the slow way, about 0.5–0.9 s of the main
+ * thread in all against 50–120 ms for the same events as NDJSON (scratch, 2026-11-28).
+ */
+class JsonArrayReader {
+  readonly #body: Buffer
+  readonly lines: EventLine[] = []
+  /** Elements read so far. */
+  line = 0
+  /** Where the next element begins (past the whitespace before it). */
+  #from: number
+  done = false
+  invalid = false
+
+  constructor (body: Buffer) {
+    this.#body = body
+    const open = skipJsonWhitespace(body, 0)
+    if (body[open] !== OPEN_ARRAY) {
+      this.invalid = true
+      this.#from = body.length
+      return
+    }
+    this.#from = skipJsonWhitespace(body, open + 1)
+    // An empty array: nothing but whitespace may follow its `]`.
+    if (body[this.#from] === CLOSE_ARRAY) this.#close(this.#from)
+  }
+
+  /**
+   * Reads elements until `until` of them are read, or PARSED_BYTES_PER_TURN of them parsed, or the
+   * array ends, or it is found not to be JSON.
+   */
+  readUntil (until: number): void {
+    const body = this.#body
+    let parsedBytes = 0
+    while (!this.done && !this.invalid && this.line < until && parsedBytes < PARSED_BYTES_PER_TURN) {
+      const from = this.#from
+      const after = elementEnd(body, from)
+      if (after === -1) {
+        this.invalid = true
+        return
+      }
+      let end = after
+      while (end > from && isJsonWhitespace(body[end - 1]!)) end--
+      const line = ++this.line
+      const wire = scanWireLine(body, from, end, line)
+      if (wire !== undefined) {
+        this.lines.push(wire)
+      } else if (end - from > MAX_LINE_BYTES) {
+        // Its JSON unchecked: the array's commas and brackets around it are.
+        this.lines.push({ line, problem: TOO_LONG })
+      } else {
+        const parsed = parseEventLine(body.toString('utf8', from, end), line)
+        parsedBytes += end - from
+        // Undefined for an empty element (`[1,,2]`, `[1,]`), which is no JSON either.
+        if (parsed === undefined || ('problem' in parsed && parsed.problem.startsWith('invalid JSON'))) {
+          this.invalid = true
+          return
+        }
+        this.lines.push(parsed)
+      }
+      if (body[after] === COMMA) this.#from = skipJsonWhitespace(body, after + 1)
+      else this.#close(after)
+    }
+  }
+
+  /** The array's `]` is at `at`: only whitespace may follow it. */
+  #close (at: number): void {
+    if (skipJsonWhitespace(this.#body, at + 1) === this.#body.length) this.done = true
+    else this.invalid = true
   }
 }
 
+/** Whether bytes[from, end) are spaces and tabs only: a blank line, however long. */
+function onlyBlanks (bytes: Buffer, from: number, end: number): boolean {
+  for (let at = from; at < end; at++) if (bytes[at] !== SPACE && bytes[at] !== TAB) return false
+  return true
+}
+
+/** JSON's whitespace: space, tab, line feed, carriage return (no other, not even a byte order mark). */
+function isJsonWhitespace (byte: number): boolean {
+  return byte === SPACE || byte === LF || byte === CR || byte === TAB
+}
+
+function skipJsonWhitespace (bytes: Buffer, from: number): number {
+  let at = from
+  while (at < bytes.length && isJsonWhitespace(bytes[at]!)) at++
+  return at
+}
+
 /**
- * Where each element of a JSON array's text begins and ends (pairs of indexes), cut from the
- * text itself (not re-serialised), so that a repeated key in one of them is seen and refused like
- * in a file; undefined when the text does not begin as an array, 'too many' past `maxElements`.
- * Cut before the text is parsed (the cut is exact for valid JSON, which is then checked), so that
- * a body of millions of tiny elements is refused before it is made into millions of values.
+ * Where the array element beginning at `from` ends: the index of the comma or `]` after it, outside
+ * strings and nested brackets; -1 when the body ends first or a bracket closes what was not opened
+ * in it. Exact for JSON; for anything else the element's own parse then fails. A UTF-8 sequence
+ * has no byte below 0x80, so no byte of one is taken for a quote or a bracket.
  */
-function arrayElementBounds (text: string, maxElements: number): number[] | 'too many' | undefined {
-  const first = text.search(/\S/)
-  if (first === -1 || text.charCodeAt(first) !== 91) return undefined // [
-  const bounds: number[] = []
+function elementEnd (bytes: Buffer, from: number): number {
   let depth = 0
-  let inString = false
-  let start = -1
-  for (let i = first; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (inString) {
-      if (c === 92) i++ // backslash: skip the escaped character
-      else if (c === 34) inString = false
-      continue
-    }
-    if (c === 34) {
-      inString = true
-    } else if (c === 91 || c === 123) { // [ {
+  for (let at = from; at < bytes.length; at++) {
+    const byte = bytes[at]!
+    if (byte === QUOTE) {
+      // To the string's closing quote, past escaped characters.
+      for (at++; at < bytes.length && bytes[at] !== QUOTE; at++) if (bytes[at] === BACKSLASH) at++
+    } else if (byte === OPEN_ARRAY || byte === OPEN_OBJECT) {
       depth++
-      if (depth === 1) { start = i + 1; continue }
-    } else if (c === 93 || c === 125) { // ] }
-      if (depth === 1 && c === 93 && (bounds.length > 0 || text.slice(start, i).trim() !== '')) bounds.push(start, i)
+    } else if (byte === CLOSE_ARRAY || byte === CLOSE_OBJECT) {
+      if (depth === 0) return byte === CLOSE_ARRAY ? at : -1
       depth--
-    } else if (c === 44 && depth === 1) { // , between elements
-      bounds.push(start, i)
-      start = i + 1
-    } else {
-      continue
+    } else if (byte === COMMA && depth === 0) {
+      return at
     }
-    if (bounds.length > 2 * maxElements) return 'too many'
   }
-  return bounds
+  return -1
 }
