@@ -497,3 +497,56 @@ export const WIRE_MESSAGE_ID_START = MESSAGE_ID_KEY.length
 export function wireMessageIdEnd (bytes: Buffer, start: number): number {
   return bytes.indexOf(QUOTE, start + WIRE_MESSAGE_ID_START)
 }
+
+/** Codes up to this many are compared byte by byte; more are looked up in a set by their text. */
+const CODES_COMPARED = 8
+
+/**
+ * A query's message codes or category as the plain wire form holds them: whether an event may
+ * answer them, told from its bytes without making its message. The memory store makes an event's
+ * message the first time an answer reads it and keeps it, so a scan that made every candidate's
+ * to check its code made and kept the message of every event of the window: a year's scan for a
+ * rare code on a million events held the event loop 2.4 s the first time (scratch, 2026-11-28).
+ * An event is made only if it may match; the usual check follows on its message.
+ */
+export class WireExclusiveFilter {
+  /** The codes' bytes (a code that is not printable ASCII is never a wire event's), or undefined when there are many. */
+  readonly #codeBytes: Buffer[] | undefined
+  readonly #codes: ReadonlySet<string> | undefined
+  /** The category's first byte: `a` for alert, `n` for notification. */
+  readonly #category: number | undefined
+
+  private constructor (codes: ReadonlySet<string> | undefined, category: Message['message_category'] | undefined) {
+    this.#codes = codes
+    this.#codeBytes = codes === undefined || codes.size > CODES_COMPARED
+      ? undefined
+      : [...codes].filter((code) => /^[\x20-\x7e]*$/.test(code)).map((code) => Buffer.from(code, 'latin1'))
+    this.#category = category?.charCodeAt(0)
+  }
+
+  /** The filter of a query's codes or category; undefined when it has neither. */
+  static of (codes: ReadonlySet<string> | undefined, category: Message['message_category'] | undefined): WireExclusiveFilter | undefined {
+    return codes === undefined && category === undefined ? undefined : new WireExclusiveFilter(codes, category)
+  }
+
+  /** Whether the event whose JSON in the plain wire form begins at bytes[start] may answer the filter (false only when it cannot). */
+  mayMatch (bytes: Buffer, start: number): boolean {
+    let codeEnd = start + WIRE_MESSAGE_ID_START
+    while (bytes[codeEnd] !== QUOTE) codeEnd++
+    const codeStart = codeEnd + MESSAGE_CODE_KEY.length
+    codeEnd = codeStart
+    while (bytes[codeEnd] !== QUOTE) codeEnd++
+    if (this.#category !== undefined) return bytes[codeEnd + CATEGORY_KEY.length] === this.#category
+    const codeBytes = this.#codeBytes
+    if (codeBytes === undefined) return this.#codes!.has(bytes.toString('latin1', codeStart, codeEnd))
+    const length = codeEnd - codeStart
+    for (let c = 0; c < codeBytes.length; c++) {
+      const code = codeBytes[c]!
+      if (code.length !== length) continue
+      let i = 0
+      while (i < length && bytes[codeStart + i] === code[i]) i++
+      if (i === length) return true
+    }
+    return false
+  }
+}

@@ -7,7 +7,7 @@ import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, ty
 import { encodeMessageList } from '../message-json.js'
 import { matchesExclusiveFilter, matchesFilters } from '../store-contract.js'
 import { copyJsonBytes, joinJsonBytes, type JsonBytes } from '../../data/json-bytes.js'
-import { messageOfWireJson, wireMessageIdEnd, WireEvent, WIRE_MESSAGE_ID_START } from '../../data/wire-line.js'
+import { messageOfWireJson, wireMessageIdEnd, WireEvent, WireExclusiveFilter, WIRE_MESSAGE_ID_START } from '../../data/wire-line.js'
 import { MessageIdTable, messageIdHash, messageIdHashOfBytes } from './message-id-table.js'
 import { PrefaultedBuffers } from './prefaulted-buffers.js'
 
@@ -566,10 +566,18 @@ export class MemorySegment {
   * #filtered (query: EventQuery, candidates: Candidates, facts: EventFacts | undefined, check: ((query: EventQuery, message: Message) => boolean) | undefined): Generator<EventBatch> {
     const bytes = this.#json
     const offsets = this.#jsonOffsets
+    const made = this.#messages
+    // An event not made yet is in the plain wire form: its code or category is read from its
+    // bytes, and its message made only if it may match (WireExclusiveFilter).
+    const wire = check === undefined ? undefined : WireExclusiveFilter.of(query.messageCodes, query.category)
     let messages: Message[] = []
     let positions: number[] = []
     for (const position of typeof candidates === 'function' ? candidates() : isRange(candidates) ? range(candidates.from, candidates.to) : candidates) {
-      const message = this.#messageAt(position)
+      let message = made[position]
+      if (message === undefined) {
+        if (wire !== undefined && !wire.mayMatch(bytes, offsets[position]!)) continue
+        message = this.#made(position)
+      }
       if (check !== undefined && !check(query, message)) continue
       messages.push(message)
       positions.push(position)
