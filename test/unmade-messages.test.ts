@@ -47,6 +47,13 @@ t.test('a scan for message codes or a category makes the messages of the events 
   const notifications = ids({ category: 'notification', entities: { deviceIds: new Set(['d-3']), spaceIds: new Set() } })
   t.same(notifications, lines.map((line) => JSON.parse(line)).filter((event, i) => event.device_id === 'd-3' && i % 3 === 0).map((event) => event.message_id))
   t.equal(made, notifications.length, 'a device\'s notifications: its alerts left unmade')
+  store = await loadMemoryEventStore(file)
+  made = 0
+  // Six devices of ten: their events together are most of the window, which is walked whole.
+  const devices = new Set(['d-0', 'd-1', 'd-2', 'd-3', 'd-4', 'd-5'])
+  const ofDevices = ids({ entities: { deviceIds: devices, spaceIds: new Set() } })
+  t.equal(ofDevices.length, 1800)
+  t.equal(made, 1800, 'the window walked, the other devices\' events left unmade')
 })
 
 t.test('WireExclusiveFilter tells from the bytes exactly what the message check tells', async (t) => {

@@ -203,6 +203,24 @@ function isOfNumbered (sets: NumberedSelection, device: number, space: number): 
   return (device >= 0 && sets.devices.has(device)) || (space >= 0 && sets.spaces.has(space))
 }
 
+/** A query's entities and scope by number (EventFacts' columns). */
+export interface NumberedQuery {
+  entities: NumberedSelection | undefined
+  scope: NumberedSelection | undefined
+}
+
+export function numberedQuery ({ entities, scope }: EventQuery): NumberedQuery {
+  const scopeNumbers = scope === undefined ? undefined : numberedScope(scope)
+  // A token that asked for no entity is given its scope's selection as its query's.
+  const entityNumbers = entities === undefined ? undefined : entities === scope ? scopeNumbers : numbered(entities)
+  return { entities: entityNumbers, scope: scopeNumbers }
+}
+
+/** matchesFilters' entities and scope, by number: for a store that can tell them before reading an event (the memory store). */
+export function isOfNumberedQuery ({ entities, scope }: NumberedQuery, device: number, space: number): boolean {
+  return (entities === undefined || isOfNumbered(entities, device, space)) && (scope === undefined || isOfNumbered(scope, device, space))
+}
+
 /**
  * Rules 2 to 5 over one answer's batches, in order. A batch with its facts (EventFacts: the
  * memory store's) is checked by number, reading the message objects only where two events share
@@ -220,7 +238,7 @@ class BatchChecker {
   #last: Message | undefined = undefined
   #lastMs = Number.NEGATIVE_INFINITY
   /** The query's entities and scope by number, made when the first batch is checked by number. */
-  #numbers: { entities: NumberedSelection | undefined, scope: NumberedSelection | undefined } | undefined
+  #numbers: NumberedQuery | undefined
 
   constructor (query: EventQuery, known: KnownEntities) {
     this.#query = query
@@ -283,20 +301,12 @@ class BatchChecker {
     return kept === undefined ? batch : kept.batch()
   }
 
-  #numbered (): { entities: NumberedSelection | undefined, scope: NumberedSelection | undefined } {
-    const { entities, scope } = this.#query
-    const scopeNumbers = scope === undefined ? undefined : numberedScope(scope)
-    // A token that asked for no entity is given its scope's selection as its query's.
-    const entityNumbers = entities === undefined ? undefined : entities === scope ? scopeNumbers : numbered(entities)
-    return { entities: entityNumbers, scope: scopeNumbers }
-  }
-
   #checkByNumber (batch: EventBatch, encoded: EncodedMessages, facts: EventFacts, known: { devices: EntityNumberSet, spaces: EntityNumberSet }): EventBatch {
     const { messages } = batch
     const count = messages.length
     const query = this.#query
     const { startMs, endMs } = query
-    const { entities, scope } = this.#numbers ??= this.#numbered()
+    const { entities, scope } = this.#numbers ??= numberedQuery(query)
     const exclusive = query.messageIds !== undefined || query.category !== undefined || query.messageCodes !== undefined
     const { positions } = encoded
     const { epochMs, deviceNumbers, spaceNumbers } = facts

@@ -5,7 +5,7 @@ import { intern } from '../../data/intern.js'
 import { compareMessageIds } from '../event-order.js'
 import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, type StoredEntities } from '../event-store.js'
 import { encodeMessageList } from '../message-json.js'
-import { matchesExclusiveFilter, matchesFilters } from '../store-contract.js'
+import { isOfNumberedQuery, matchesExclusiveFilter, matchesFilters, numberedQuery } from '../store-contract.js'
 import { copyJsonBytes, joinJsonBytes, type JsonBytes } from '../../data/json-bytes.js'
 import { messageOfWireJson, wireMessageIdEnd, WireEvent, WireExclusiveFilter, WIRE_MESSAGE_ID_START } from '../../data/wire-line.js'
 import { MessageIdTable, messageIdHash, messageIdHashOfBytes } from './message-id-table.js'
@@ -551,8 +551,9 @@ export class MemorySegment {
     const { positions: candidates, ofSelectedEntities, entity } = this.#candidates(query)
     // Built with the indexes (at load, on a merge, or for this query's entities): a fresh
     // ingest's segment answering a window alone is checked by text rather than numbered whole
-    // for a few events.
-    const facts = this.#eventFacts
+    // for a few events. A walk of the window for several entities (whose indexes are built)
+    // numbers them, to leave the other entities' events unmade (#filtered).
+    const facts = ofSelectedEntities ? this.#eventFacts : this.#facts()
     const check = ofSelectedEntities
       ? (query.category === undefined && query.messageCodes === undefined && query.messageIds === undefined ? undefined : matchesExclusiveFilter)
       : matchesFilters
@@ -567,14 +568,17 @@ export class MemorySegment {
     const bytes = this.#json
     const offsets = this.#jsonOffsets
     const made = this.#messages
-    // An event not made yet is in the plain wire form: its code or category is read from its
-    // bytes, and its message made only if it may match (WireExclusiveFilter).
+    // An event not made yet is in the plain wire form: its entities are told by number and its
+    // code or category read from its bytes, and its message made only if it may match
+    // (WireExclusiveFilter); a scan that made every candidate's message kept them all.
     const wire = check === undefined ? undefined : WireExclusiveFilter.of(query.messageCodes, query.category)
+    const numbered = check === matchesFilters && facts !== undefined ? numberedQuery(query) : undefined
     let messages: Message[] = []
     let positions: number[] = []
     for (const position of typeof candidates === 'function' ? candidates() : isRange(candidates) ? range(candidates.from, candidates.to) : candidates) {
       let message = made[position]
       if (message === undefined) {
+        if (numbered !== undefined && !isOfNumberedQuery(numbered, facts!.deviceNumbers[position]!, facts!.spaceNumbers[position]!)) continue
         if (wire !== undefined && !wire.mayMatch(bytes, offsets[position]!)) continue
         message = this.#made(position)
       }
