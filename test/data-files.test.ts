@@ -1,4 +1,5 @@
 import t from 'tap'
+import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { buildApp } from '../src/app.js'
 import { DataFileError } from '../src/data/data-file-error.js'
@@ -105,4 +106,12 @@ t.test('a missing file is named', async (t) => {
     t.ok(error instanceof DataFileError, key)
     t.match((error as Error).message, `${missing}: cannot be read`)
   }
+})
+
+t.test('a data file that is not a regular file (a named pipe) is refused at start-up, not waited on', async (t) => {
+  const fifo = join(t.testdir(), 'entities.json')
+  execFileSync('mkfifo', [fifo])
+  const error = await buildApp(testConfig({ entitiesFile: fifo })).then(() => undefined, (error: unknown) => error)
+  t.ok(error instanceof DataFileError)
+  t.equal((error as Error).message, `${fifo}: cannot be read: not a regular file (a named pipe)`)
 })

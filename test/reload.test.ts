@@ -1,4 +1,5 @@
 import t from 'tap'
+import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -121,4 +122,22 @@ t.test('nothing is reloaded after close, even when a look at the file was under 
   }
   await sleep(300)
   t.equal(afterClose, 0, 'no reload ran after its file was closed')
+})
+
+t.test('a file replaced for a while by a named pipe is refused, not waited on: later versions still reload', async (t) => {
+  // Reading a FIFO waits for a writer: the reload, and every later one of its file, waited for good.
+  const dir = t.testdir()
+  const entitiesFile = join(dir, 'entities.json')
+  copyFileSync(join(fixturesDir, 'entities.json'), entitiesFile)
+  const logged: string[] = []
+  const app = await build(t, { entitiesFile }, { logger: { level: 'info', stream: { write: (line: string) => { logged.push(line) } } } })
+  const errors = async () => (await app.inject({ url: '/svc/v2/events?start_date=2025-01-01T00:00:00Z&device_ids=new-device', headers: AUTH })).json().errors
+  execFileSync('mkfifo', [join(dir, 'fifo')])
+  renameSync(join(dir, 'fifo'), entitiesFile)
+  t.ok(await eventually(async () => logged.some((line) => line.includes('reload failed') && line.includes('not a regular file'))), 'the pipe is refused, named')
+  const entities = JSON.parse(readFileSync(join(fixturesDir, 'entities.json'), 'utf8'))
+  entities.devices.push({ id: 'new-device', space_id: entities.spaces[0].id })
+  writeFileSync(join(dir, 'entities.json.tmp'), JSON.stringify(entities))
+  renameSync(join(dir, 'entities.json.tmp'), entitiesFile)
+  t.ok(await eventually(async () => (await errors()).length === 0), 'the next version is taken')
 })
