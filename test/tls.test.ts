@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import { execFileSync } from 'node:child_process'
 import { X509Certificate } from 'node:crypto'
 import { copyFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
@@ -61,6 +62,9 @@ t.test('TLS_CERT_FILE and TLS_KEY_FILE: both or neither, readable, a pair; a bad
   t.match(refused({ TLS_CERT_FILE: join(dir, 'missing.crt'), TLS_KEY_FILE: one.keyFile }), /^TLS_CERT_FILE names .*missing\.crt, which cannot be read/)
   t.match(refused({ TLS_CERT_FILE: one.certFile, TLS_KEY_FILE: two.keyFile }), /^TLS_CERT_FILE \(.*one\.crt\) and TLS_KEY_FILE \(.*two\.key\) must be a PEM certificate and its private key/, 'a key of another certificate')
   t.match(refused({ TLS_CERT_FILE: one.keyFile, TLS_KEY_FILE: one.certFile }), /must be a PEM certificate and its private key/, 'the two swapped')
+  // Read synchronously: a named pipe held the whole process, waiting for a writer.
+  execFileSync('mkfifo', [join(dir, 'pipe.crt')])
+  t.match(refused({ TLS_CERT_FILE: join(dir, 'pipe.crt'), TLS_KEY_FILE: one.keyFile }), /^TLS_CERT_FILE names .*pipe\.crt, which cannot be read: not a regular file \(a named pipe\)/)
   t.equal(loadConfig({}).tls, undefined, 'neither: plain HTTP')
   t.ok(loadConfig({ TLS_CERT_FILE: one.certFile, TLS_KEY_FILE: one.keyFile }).tls, 'a pair: HTTPS')
 })

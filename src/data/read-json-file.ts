@@ -1,7 +1,7 @@
-import { constants, open } from 'node:fs/promises'
 import { parse, type ParseError } from 'jsonc-parser'
 import type { Static, TSchema } from '@sinclair/typebox'
 import { DataFileError } from './data-file-error.js'
+import { readRegularFile } from './regular-file.js'
 import { duplicateKeyIn } from './duplicate-key.js'
 import type { SchemaCheck } from './schema-check.js'
 
@@ -22,23 +22,6 @@ export async function readJsonFile (file: string): Promise<unknown> {
   const repeated = duplicateKeyIn(text)
   if (repeated !== undefined) throw new DataFileError(file, locateKey(text, repeated), `${JSON.stringify(repeated)} is given twice in one object`)
   return value
-}
-
-/**
- * A regular file's text. Anything else is refused: reading a named pipe waits for a writer, for
- * good, and a reload of its file (with every later one, queued behind it) and one of libuv's four
- * threads waited with it; a device may never end. Opened without blocking, so that opening a
- * pipe returns at once to be refused.
- */
-async function readRegularFile (file: string): Promise<string> {
-  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK)
-  try {
-    const stats = await handle.stat()
-    if (!stats.isFile()) throw new Error(`not a regular file (${stats.isDirectory() ? 'a directory' : stats.isFIFO() ? 'a named pipe' : 'a device or socket'})`)
-    return await handle.readFile('utf8')
-  } finally {
-    await handle.close()
-  }
 }
 
 /** The line of the second time a key appears (a person fixing the file looks there). */

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs'
 import { createSecureContext } from 'node:tls'
 import { ConfigError } from '../config-error.js'
+import { readRegularFileSync } from '../data/regular-file.js'
 
 /** The PEM files of TLS_CERT_FILE and TLS_KEY_FILE, read. */
 export interface CertificatePair {
@@ -18,7 +18,7 @@ export interface CertificatePair {
 export function readCertificatePair (certFile: string, keyFile: string): CertificatePair {
   const read = (name: string, file: string): Buffer => {
     try {
-      return readFileSync(file)
+      return readRegularFileSync(file)
     } catch (error) {
       throw new ConfigError(`${name} names ${file}, which cannot be read: ${(error as Error).message}`)
     }
