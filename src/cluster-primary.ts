@@ -15,7 +15,7 @@ import { newLogId } from './live/live-bus.js'
  * worker left serving, the provider stops (exit 1). SIGTERM/SIGINT stop the workers gracefully (each is sent SIGTERM,
  * which it takes once however often it comes: src/server.ts), then this process, which exits 1
  * when a worker's shutdown failed;
- * SIGHUP is passed on to every worker (each reloads its data files).
+ * SIGHUP is passed on to every worker that listens (each reloads its data files).
  *
  * It also holds the live bus (src/live/cluster-bus.ts): the order of accepted events, the
  * write lock, and the MQTT connection, one per provider instance.
@@ -102,8 +102,11 @@ export function runClusterPrimary (config: Config): void {
     setTimeout(() => process.exit(1), 15_000).unref()
   }
 
+  // To the workers that listen only: one still starting may not have its handler yet (Node's
+  // default for a hang-up ends the process, which stopped a cluster's start-up), and it reads
+  // the files as they are now anyway.
   process.on('SIGHUP', () => {
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGHUP')
+    for (const worker of listening) worker.process.kill('SIGHUP')
   })
   // A second signal forces the end, as close-with-grace does in a single process (the workers
   // take only the first: src/server.ts).

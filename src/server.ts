@@ -1,3 +1,5 @@
+// First: a hang-up from now on is no shutdown (its module says why).
+import './runtime/hang-up-handler.js'
 import cluster from 'node:cluster'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'

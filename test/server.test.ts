@@ -151,3 +151,31 @@ for (const workers of ['1', '2']) {
     t.equal(await server.exited, 0, 'a graceful shutdown on SIGTERM')
   })
 }
+
+// A hang-up may come at any time (logrotate's postrotate, a config-sync sidecar), while workers
+// start too: a cluster's primary passed it on to a worker that had not installed its handler yet,
+// whose default ended it, and that stopped the cluster's start-up.
+t.test('SIGHUP while the workers start is no shutdown (WORKERS=2)', async (t) => {
+  const server = startServer({ ...fixtureEnv, WORKERS: '2' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  // The primary prints the generated tokens, then forks the workers, its hang-up handler installed.
+  const count = () => server.output().stdout.match(/Server listening/g)?.length ?? 0
+  const running = () => server.child.exitCode === null && server.child.signalCode === null
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline && running() && !server.output().stdout.includes('Authorization: Bearer')) await new Promise((resolve) => setTimeout(resolve, 5))
+  let sent = 0
+  while (Date.now() < deadline && running() && count() < 2) {
+    server.child.kill('SIGHUP')
+    sent++
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  t.ok(sent > 5, `${sent} hang-ups while the workers started`)
+  t.ok(running(), `the provider runs on: ${server.output().stderr}`)
+  t.notMatch(server.output().stderr, /stopped/, 'no worker stopped')
+  t.equal(count(), 2, 'both workers listen')
+  const token = /Authorization: Bearer (\S+)/.exec(server.output().stdout)![1]
+  const answer = await fetch(`${await server.listening}/svc/v2/events?start_date=2024-01-01T00:00:00Z&device_ids=soap-001`, { headers: { authorization: `Bearer ${token}` } })
+  t.equal(answer.status, 200, 'and serves')
+  server.child.kill('SIGTERM')
+  t.equal(await server.exited, 0)
+})
