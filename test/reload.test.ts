@@ -141,3 +141,27 @@ t.test('a file replaced for a while by a named pipe is refused, not waited on: l
   renameSync(join(dir, 'entities.json.tmp'), entitiesFile)
   t.ok(await eventually(async () => (await errors()).length === 0), 'the next version is taken')
 })
+
+t.test('hang-ups while a reload is under way are one more reload, not one each', async (t) => {
+  // A storm of hang-ups queued a load of every file for each signal, without end.
+  const { reloadableFile } = await import('../src/data/reloadable-file.js')
+  const file = join(t.testdir(), 'value.json')
+  writeFileSync(file, '1')
+  let loads = 0
+  const quiet = { info () {}, error () {} }
+  const loaded = await reloadableFile(file, async (path) => {
+    loads++
+    await sleep(50)
+    return Number(readFileSync(path, 'utf8'))
+  }, () => ({}), quiet, undefined, 60_000)
+  t.teardown(() => { loaded.close() })
+  loads = 0
+  const first = loaded.reload()
+  await sleep(10)
+  t.equal(loads, 1, 'a load under way')
+  writeFileSync(file, '2')
+  const rest = Array.from({ length: 500 }, () => loaded.reload())
+  await Promise.all([first, ...rest])
+  t.equal(loads, 2, 'the one under way, then one more')
+  t.equal(loaded.current, 2, 'which reads the file as it is after the last signal')
+})

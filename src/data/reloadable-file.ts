@@ -76,8 +76,14 @@ export async function reloadableFile<T> (
   // load may still be under way then (its app is closing).
   let closed = false
 
+  // A reload queued behind the one under way, not started yet: any further call is that one
+  // (it reads the file as it is when it starts), so that a storm of hang-ups is one more load,
+  // not a load each, without end.
+  let queued: Promise<void> | undefined
   const reload = (): Promise<void> => {
-    loading = loading.then(async () => {
+    if (queued !== undefined) return queued
+    queued = loading = loading.then(async () => {
+      queued = undefined
       if (closed) return
       // Read before the file: a change made while it loads is a version still to load.
       loadedVersion = await versionOnDisk(file)
