@@ -49,7 +49,13 @@ export default fp<AuthenticationOptions>(async function authentication (fastify,
   if (options.tokensFile !== undefined) {
     const isConfigured = (key: string) => tokens.isConfigured(key)
     const load = (path: string) => loadTokensFile(path, fastify.entityRegistry, isConfigured)
-    const file = await reloadableFile(options.tokensFile, load, (loaded) => ({ tokens: loaded.size }), fastify.log, (loaded) => tokens.replaceFileTokens(loaded))
+    // A registry refused for one of this file's tokens may load with the file as it is now (the
+    // operator did as the refusal asked): it is loaded again, else the watch and the poll, which
+    // saw its version, would never, and a worker started later would load it alone.
+    const file = await reloadableFile(options.tokensFile, load, (loaded) => ({ tokens: loaded.size }), fastify.log, (loaded) => {
+      tokens.replaceFileTokens(loaded)
+      fastify.retryRefusedEntities()
+    })
     tokens.replaceFileTokens(file.current)
     fastify.log.info({ file: options.tokensFile, tokens: file.current.size }, 'tokens loaded')
     fastify.addHook('onClose', async () => { file.close() })

@@ -9,6 +9,11 @@ declare module 'fastify' {
     entityRegistry: EntityRegistry
     /** Loads ENTITIES_FILE again now (what SIGHUP does). */
     reloadEntities (): Promise<void>
+    /**
+     * Loads ENTITIES_FILE again if its last load was refused (a check of checkReloadedEntities
+     * may pass now): what a change that the check depends on calls.
+     */
+    retryRefusedEntities (): void
     /** Calls `listener` with each registry that replaces the current one. */
     onEntitiesReloaded (listener: (registry: EntityRegistry) => void): void
     /**
@@ -39,6 +44,7 @@ export default fp<EntityRegistryOptions>(async function entityRegistry (fastify,
   fastify.addHook('onClose', async () => { registry.close() })
   fastify.decorate('entityRegistry', { getter: () => registry.current })
   fastify.decorate('reloadEntities', () => registry.reload())
+  fastify.decorate('retryRefusedEntities', () => { if (registry.refused) registry.reload().catch(() => {}) })
   fastify.decorate('onEntitiesReloaded', (listener: (reloaded: EntityRegistry) => void) => { listeners.push(listener) })
   fastify.decorate('checkReloadedEntities', (check: (reloaded: EntityRegistry) => Promise<void>) => { checks.push(check) })
   fastify.log.info({ file: options.entitiesFile, ...counts(registry.current) }, 'entities loaded')

@@ -351,3 +351,31 @@ t.test('a stream ended for its token is destroyed soon after when its client lea
   }
   t.equal(open, 0, 'no connection left on the server')
 })
+
+t.test('a registry refused for a token of the file is loaded once TOKENS_FILE changes that token, without a hang-up', async (t) => {
+  // Before: the refused version was never loaded again (the watch and the poll had seen it), so
+  // the registry stayed old after the operator did as the refusal asked, and a worker started
+  // later loaded the new one: workers answered differently.
+  const dir = t.testdir()
+  const file = tokensFile(dir, standardTokens)
+  const entitiesFile = join(dir, 'entities.json')
+  copyFileSync(join(fixturesDir, 'entities.json'), entitiesFile)
+  const lines: string[] = []
+  const logs = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
+  const app = await build(t, { tokensFile: file, entitiesFile }, { logger: { level: 'info', stream: logs } })
+  const soapErrors = async () => (await app.inject({ url: `/svc/v2/events?${START}&device_ids=soap-001`, headers: AUTH })).json().errors
+  const until = async (done: () => Promise<boolean> | boolean) => {
+    const deadline = Date.now() + 5000
+    while (Date.now() < deadline && !(await done())) await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  const entities = JSON.parse(readFileSync(entitiesFile, 'utf8'))
+  entities.devices = entities.devices.filter((device: { id: string }) => device.id !== 'soap-001')
+  for (const tag of entities.tags) tag.device_ids = tag.device_ids.filter((id: string) => id !== 'soap-001')
+  writeFileSync(entitiesFile, JSON.stringify(entities))
+  const refusal = /reload failed, the previous version stays in service: [^\n]*soap-watch[^\n]*soap-001/
+  await until(() => refusal.test(lines.join('')))
+  t.match(lines.join(''), refusal, 'the registry is refused, saying which token names what')
+  writeFileSync(file, JSON.stringify({ tokens: standardTokens.filter((token) => token.name !== 'soap-watch') }))
+  await until(async () => (await soapErrors()).length > 0)
+  t.same(await soapErrors(), [{ id: 'soap-001', item_type: 'device', message: 'invalid_device' }], 'the registry on disk is in service')
+})

@@ -12,6 +12,8 @@ export interface ReloadableFile<T> {
   readonly current: T
   /** Loads the file again now; a bad file keeps the current value (and is logged). */
   reload (): Promise<void>
+  /** Whether the last load failed: the file on disk is a version not in service. */
+  readonly refused: boolean
   close (): void
 }
 
@@ -75,6 +77,7 @@ export async function reloadableFile<T> (
   // Once closed, nothing loads or calls onReload again: a look at the file, a wait to settle or a
   // load may still be under way then (its app is closing).
   let closed = false
+  let refused = false
 
   // A reload queued behind the one under way, not started yet: any further call is that one
   // (it reads the file as it is when it starts), so that a storm of hang-ups is one more load,
@@ -91,9 +94,11 @@ export async function reloadableFile<T> (
         const loaded = await load(file)
         if (closed) return
         current = loaded
+        refused = false
         onReload?.(current)
         log.info({ file, ...counts(current) }, 'reloaded')
       } catch (error) {
+        refused = true
         log.error({ file }, `reload failed, the previous version stays in service: ${(error as Error).message}`)
       }
     })
@@ -139,6 +144,7 @@ export async function reloadableFile<T> (
 
   return {
     get current () { return current },
+    get refused () { return refused },
     reload,
     close () {
       closed = true
