@@ -16,7 +16,8 @@ export const TokenName = Type.String({ minLength: 1, maxLength: 128, pattern: '^
 /** One consumer token of TOKENS_FILE, stored only as its SHA-256. */
 export const TokenEntry = Type.Object({
   name: TokenName,
-  sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'the hex SHA-256 of the token' }),
+  // writeOnly: a misfit's message does not repeat the value (src/data/schema-check.ts), which may be the token itself.
+  sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'the hex SHA-256 of the token', writeOnly: true }),
   scope: Type.Optional(TokenScope),
   ingest: Type.Optional(Type.Boolean({ description: 'may also post to /ingest/events' }))
 }, { additionalProperties: false })

@@ -71,7 +71,9 @@ t.test('TOKENS_FILE: ingest rights, hashes in any case, unscoped tokens keep wor
 t.test('a bad TOKENS_FILE stops start-up naming the entry', async (t) => {
   const cases: Array<[string, unknown[], RegExp]> = [
     ['an unknown field', [{ name: 'a', sha256: tokenDigest('x') }, { name: 'acme-fm', sha256: tokenDigest('y'), scopes: {} }], /tokens\.json: entry tokens\[1\] \("acme-fm"\)\.scopes: unexpected property/],
-    ['a bad hash', [{ name: 'acme-fm', sha256: 'abc' }], /tokens\.json: entry tokens\[0\] \("acme-fm"\)\.sha256: "abc" is not/],
+    // Not repeated: an operator who pasted the token itself would have it written to the logs.
+    ['a bad hash', [{ name: 'acme-fm', sha256: 'abc' }], /tokens\.json: entry tokens\[0\] \("acme-fm"\)\.sha256: is not the hex SHA-256 of the token \(its value is not repeated: it may be the token itself\)$/],
+    ['the token itself as its hash', [{ name: 'acme-fm', sha256: ACME }], /^(?![\s\S]*acme-secret-token)[\s\S]*\.sha256: is not the hex SHA-256/],
     ['an entry without a name', [{ sha256: tokenDigest('x') }], /tokens\.json: entry tokens\[0\]\.name: expected required property/],
     ['a name that is no string', [{ name: 7, sha256: tokenDigest('x') }], /tokens\.json: entry tokens\[0\]\.name: /],
     ['a name as logs give a JWT\'s', [{ name: 'jwt:client-x', sha256: tokenDigest('x') }], /tokens\.json: entry tokens\[0\] \("jwt:client-x"\)\.name: /],

@@ -38,6 +38,11 @@ function describeError (schema: TSchema, message: string, value: unknown): strin
   if (schema.format === 'event-time') {
     return `${JSON.stringify(value)} is not an RFC 3339 date-time between 1678 and 2261`
   }
+  // A value only ever written (JSON Schema's writeOnly), such as a token's hash, which an
+  // operator may have pasted the token itself into: its message goes to logs, the value does not.
+  if (schema.writeOnly === true) {
+    return `is not ${typeof schema.description === 'string' ? schema.description : 'what it must be'} (its value is not repeated: it may be the token itself)`
+  }
   if (typeof schema.description === 'string' && typeof value === 'string') {
     return `${JSON.stringify(value)} is not ${schema.description}`
   }
