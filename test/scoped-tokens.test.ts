@@ -1,6 +1,7 @@
 import t from 'tap'
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { request as httpRequest } from 'node:http'
 import { Writable } from 'node:stream'
 import { DataFileError } from '../src/data/data-file-error.js'
 import { main as tokenCommand, newToken } from '../src/cli/token.js'
@@ -380,4 +381,51 @@ t.test('a registry refused for a token of the file is loaded once TOKENS_FILE ch
   writeFileSync(file, JSON.stringify({ tokens: standardTokens.filter((token) => token.name !== 'soap-watch') }))
   await until(async () => (await soapErrors()).length > 0)
   t.same(await soapErrors(), [{ id: 'soap-001', item_type: 'device', message: 'invalid_device' }], 'the registry on disk is in service')
+})
+
+t.test('an ingest whose token is revoked or narrowed while its body comes is judged by the token as it is then', async (t) => {
+  // Before: the rights it was let in with wrote it, up to REQUEST_TIMEOUT_MS after a revocation.
+  const dir = t.testdir()
+  copyFileSync(join(fixturesDir, 'events.ndjson'), join(dir, 'events.ndjson'))
+  const file = tokensFile(dir, standardTokens)
+  const app = await build(t, { tokensFile: file, eventsFile: join(dir, 'events.ndjson') })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as { port: number }).port
+  const line = (id: string) => JSON.stringify({ message_id: id, message_code: 'EMPTY', message_category: 'alert', date_time: '2025-09-01T00:00:00Z', device_id: 'soap-001', space_id: 'bldg-a/floor-1' })
+  const until = async (done: () => Promise<boolean>) => {
+    const deadline = Date.now() + 5000
+    while (Date.now() < deadline && !(await done())) await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  /** Posts the body in two parts, changing TOKENS_FILE between them (taken once `changed` holds). */
+  const postAcrossChange = async (body: string, tokens: unknown[], changed: () => Promise<boolean>) => {
+    const request = httpRequest({ port, host: '127.0.0.1', method: 'POST', path: '/ingest/events', headers: { ...bearer(FEEDER), 'content-type': 'application/x-ndjson', 'content-length': String(Buffer.byteLength(body)) } })
+    const answered = new Promise<{ status: number, body: string }>((resolve, reject) => {
+      request.on('response', (response) => {
+        let text = ''
+        response.setEncoding('utf8').on('data', (chunk: string) => { text += chunk }).on('end', () => { resolve({ status: response.statusCode!, body: text }) })
+      }).on('error', reject)
+    })
+    request.write(body.slice(0, 20))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    writeFileSync(file, JSON.stringify({ tokens }))
+    await until(changed)
+    request.end(body.slice(20))
+    return await answered
+  }
+  const lineOf = async (id: string) => (await app.inject({ url: `/svc/v2/events?${START}&message_ids=${id}`, headers: AUTH })).json().data.length as number
+  const post = (token: string) => app.inject({ method: 'POST', url: '/ingest/events', headers: { ...bearer(token), 'content-type': 'application/x-ndjson' }, payload: '' })
+
+  // Narrowed to another device: its event of soap-001 is refused, as outside its scope.
+  let probes = 0
+  const narrowed = standardTokens.map((token) => token.name === 'feeder' ? { ...token, scope: { device_ids: ['towel-002'] } } : token)
+  const soapOnly = (await postAcrossChange(line('narrowed-meanwhile'), narrowed, async () => (await app.inject({ method: 'POST', url: '/ingest/events', headers: { ...bearer(FEEDER), 'content-type': 'application/x-ndjson' }, payload: line(`probe-${++probes}`) })).json().refused.length === 1))
+  t.equal(soapOnly.status, 200)
+  t.same(JSON.parse(soapOnly.body).written, 0, 'nothing written outside the scope it has now')
+  t.equal(await lineOf('narrowed-meanwhile'), 0)
+
+  // Revoked: 401, nothing written.
+  const revoked = await postAcrossChange(line('revoked-meanwhile'), standardTokens.filter((token) => token.name !== 'feeder'), async () => (await post(FEEDER)).statusCode === 401)
+  t.equal(revoked.status, 401)
+  t.same(JSON.parse(revoked.body), { status: 401, message: 'unauthorized_request' })
+  t.equal(await lineOf('revoked-meanwhile'), 0, 'nothing written')
 })

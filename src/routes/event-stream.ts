@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { ErrorObject } from '../../schemas/error.js'
 import { EventStreamQuerystring, exclusiveStreamFilters } from '../../schemas/events.js'
 import { errorResponses } from '../../schemas/responses.js'
-import { bearerTokenOf, tokenKey } from '../http/bearer-token.js'
+import { directoryKeyOf } from '../auth/directory-key.js'
 import { splitList } from '../http/list-parameter.js'
 import { sendError } from '../http/replies.js'
 import { messageFrame } from '../live/delivery-frames.js'
@@ -85,8 +85,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
 
     // A token of the directory is checked again while its stream is open (plugins/live-events.ts):
     // one replaced since this request was let in (a reload in between) is not let in.
-    const token = bearerTokenOf(request.raw)
-    const directoryKey = request.principal.jwt === true || token === undefined ? undefined : tokenKey(token)
+    const directoryKey = directoryKeyOf(request)
     if (directoryKey !== undefined && fastify.tokens.byKey(directoryKey) !== request.principal) return sendError(reply, 'unauthorized_request')
     const opener = { directoryKey, principal: request.principal }
 
