@@ -79,3 +79,48 @@ t.test('WireExclusiveFilter tells from the bytes exactly what the message check 
     }), { numRuns: 20000 })
   t.equal(WireExclusiveFilter.of(undefined, undefined), undefined, 'no filter at all')
 })
+
+t.test('codes or a category without entities are answered from an index of them, built once per segment: only the events they name are looked at', async (t) => {
+  // Before: every event of the window was looked at (its bytes read), 120–160 ms a year of a
+  // million events for a rare code, every time.
+  let looked = 0
+  const { WireExclusiveFilter } = await import('../src/data/wire-line.js')
+  const { loadMemoryEventStore } = await import('../src/store/memory/load-memory-store.js')
+  const mayMatch = WireExclusiveFilter.prototype.mayMatch
+  WireExclusiveFilter.prototype.mayMatch = function (bytes: Buffer, start: number): boolean {
+    looked++
+    return mayMatch.call(this, bytes, start)
+  }
+  t.teardown(() => { WireExclusiveFilter.prototype.mayMatch = mayMatch })
+  const T0 = Date.UTC(2025, 0, 1)
+  const events = Array.from({ length: 3000 }, (_, i) => ({
+    message_id: `m-${String(i).padStart(5, '0')}`,
+    message_code: i % 500 === 7 ? 'RARE' : i % 2 === 0 ? 'COMMON_A' : 'COMMON_B',
+    message_category: i % 3 === 0 ? 'notification' : 'alert',
+    date_time: new Date(T0 + i * 1000).toISOString(),
+    device_id: `d-${i % 10}`,
+    space_id: 's-1'
+  }))
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, events.map((event) => JSON.stringify(event)).join('\n') + '\n')
+  const store = await loadMemoryEventStore(file)
+  const ids = (query: Partial<EventQuery>): string[] => {
+    const found: string[] = []
+    for (const batch of store.queryEvents({ startMs: T0, endMs: T0 + 3000 * 1000, entities: undefined, ...query } as EventQuery) as Iterable<{ messages: ReadonlyArray<{ message_id: string }> }>) for (const message of batch.messages) found.push(message.message_id)
+    return found
+  }
+  const expected = (keep: (event: typeof events[number], i: number) => boolean) => events.filter(keep).map((event) => event.message_id)
+  for (const round of [1, 2]) {
+    looked = 0
+    t.same(ids({ messageCodes: new Set(['RARE', 'NOWHERE']) }), expected((event) => event.message_code === 'RARE'), `round ${round}`)
+    t.ok(looked <= 6, `the six RARE events looked at, no others: ${looked}`)
+    looked = 0
+    t.same(ids({ messageCodes: new Set(['RARE']), startMs: T0 + 600 * 1000, endMs: T0 + 2100 * 1000 }), ['m-01007', 'm-01507', 'm-02007'], 'a window of them')
+    t.ok(looked <= 3, `${looked} looked at`)
+    looked = 0
+    t.same(ids({ category: 'notification', startMs: T0 + 1000 * 1000 }), expected((event, i) => i >= 1000 && event.message_category === 'notification'))
+    t.ok(looked <= 667, `the window's notifications looked at only: ${looked}`)
+    looked = 0
+    t.same(ids({ messageCodes: new Set(['COMMON_A', 'RARE']) }), expected((event) => event.message_code === 'COMMON_A' || event.message_code === 'RARE'), 'two codes, merged in order')
+  }
+})

@@ -498,6 +498,41 @@ export function wireMessageIdEnd (bytes: Buffer, start: number): number {
   return bytes.indexOf(QUOTE, start + WIRE_MESSAGE_ID_START)
 }
 
+/** Where the code wireCodeStart found ends (a second return value, without an object). */
+let wireCodeEnd = 0
+
+/** Where the message code of the event whose JSON in the plain wire form begins at bytes[start] begins (its end: wireCodeEnd). */
+function wireCodeStart (bytes: Buffer, start: number): number {
+  let at = start + WIRE_MESSAGE_ID_START
+  while (bytes[at] !== QUOTE) at++
+  const codeStart = at + MESSAGE_CODE_KEY.length
+  at = codeStart
+  while (bytes[at] !== QUOTE) at++
+  wireCodeEnd = at
+  return codeStart
+}
+
+/** What wireCodeAndCategory reads of an event. */
+export interface WireCodeAndCategory {
+  code: string
+  category: Message['message_category']
+}
+
+/**
+ * The message code (remembered by its bytes, as the scan remembers identifiers: no string is made
+ * for a code seen before) and the category of the event whose JSON in the plain wire form begins
+ * at bytes[start], written into `into` (one object for a whole pass): what the memory store's
+ * index of codes is built from, without making messages.
+ */
+export function wireCodeAndCategory (bytes: Buffer, start: number, into: WireCodeAndCategory): void {
+  const codeStart = wireCodeStart(bytes, start)
+  const codeEnd = wireCodeEnd
+  let hash = IDENTIFIER_HASH_SEED
+  for (let i = codeStart; i < codeEnd; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193)
+  into.code = remembered.text(bytes, codeStart, codeEnd, hash)
+  into.category = bytes[codeEnd + CATEGORY_KEY.length] === ALERT[0] ? 'alert' : 'notification'
+}
+
 /** Codes up to this many are compared byte by byte; more are looked up in a set by their text. */
 const CODES_COMPARED = 8
 
@@ -531,11 +566,8 @@ export class WireExclusiveFilter {
 
   /** Whether the event whose JSON in the plain wire form begins at bytes[start] may answer the filter (false only when it cannot). */
   mayMatch (bytes: Buffer, start: number): boolean {
-    let codeEnd = start + WIRE_MESSAGE_ID_START
-    while (bytes[codeEnd] !== QUOTE) codeEnd++
-    const codeStart = codeEnd + MESSAGE_CODE_KEY.length
-    codeEnd = codeStart
-    while (bytes[codeEnd] !== QUOTE) codeEnd++
+    const codeStart = wireCodeStart(bytes, start)
+    const codeEnd = wireCodeEnd
     if (this.#category !== undefined) return bytes[codeEnd + CATEGORY_KEY.length] === this.#category
     const codeBytes = this.#codeBytes
     if (codeBytes === undefined) return this.#codes!.has(bytes.toString('latin1', codeStart, codeEnd))

@@ -7,7 +7,7 @@ import { EVENT_BATCH_SIZE, type EventBatch, type EventFacts, type EventQuery, ty
 import { encodeMessageList } from '../message-json.js'
 import { isOfNumberedQuery, matchesExclusiveFilter, matchesFilters, numberedQuery } from '../store-contract.js'
 import { copyJsonBytes, joinJsonBytes, type JsonBytes } from '../../data/json-bytes.js'
-import { messageOfWireJson, wireMessageIdEnd, WireEvent, WireExclusiveFilter, WIRE_MESSAGE_ID_START } from '../../data/wire-line.js'
+import { messageOfWireJson, wireCodeAndCategory, wireMessageIdEnd, WireEvent, WireExclusiveFilter, WIRE_MESSAGE_ID_START, type WireCodeAndCategory } from '../../data/wire-line.js'
 import { MessageIdTable, messageIdHash, messageIdHashOfBytes } from './message-id-table.js'
 import { PrefaultedBuffers } from './prefaulted-buffers.js'
 
@@ -115,6 +115,14 @@ export class MemorySegment {
   #byMessageIdIndex: MessageIdTable | undefined
   /** What the store contract checks, by number (EventFacts); built with the indexes, or when an answer first needs them. */
   #eventFacts: EventFacts | undefined
+  /**
+   * The events' positions by message code and by category, built the first time a query asks for
+   * codes or a category without entities (#exclusiveIndexes): such a query looks at the events it
+   * names only, where it read every event of its window (a rare code over a year of a million
+   * events: 120–160 ms, every time).
+   */
+  #byCode: Map<string, Uint32Array> | undefined
+  #byCategory: Map<string, Uint32Array> | undefined
 
   /**
    * Every event is kept, also those of entities the registry does not list (yet): which entities
@@ -385,6 +393,38 @@ export class MemorySegment {
     this.#byMessageIdIndex = byMessageId
     this.#facts()
     return { byDevice, bySpace, byMessageId }
+  }
+
+  /** The code and category indexes, built first if they are not yet: from the bytes of events not made, without making them. */
+  #exclusiveIndexes (): { byCode: Map<string, Uint32Array>, byCategory: Map<string, Uint32Array> } {
+    if (this.#byCode !== undefined && this.#byCategory !== undefined) return { byCode: this.#byCode, byCategory: this.#byCategory }
+    const codeLists = new Map<string, number[]>()
+    const alerts: number[] = []
+    const notifications: number[] = []
+    const json = this.#json
+    const offsets = this.#jsonOffsets
+    const made = this.#messages
+    const fields: WireCodeAndCategory = { code: '', category: 'alert' }
+    for (let position = 0; position < this.#size; position++) {
+      const message = made[position]
+      if (message !== undefined) {
+        fields.code = message.message_code
+        fields.category = message.message_category
+      } else {
+        wireCodeAndCategory(json, offsets[position]!, fields)
+      }
+      const list = codeLists.get(fields.code)
+      if (list === undefined) codeLists.set(fields.code, [position])
+      else list.push(position)
+      if (fields.category === 'alert') alerts.push(position)
+      else notifications.push(position)
+    }
+    const byCode = new Map<string, Uint32Array>()
+    for (const [code, list] of codeLists) byCode.set(code, Uint32Array.from(list))
+    const byCategory = new Map([['alert', Uint32Array.from(alerts)], ['notification', Uint32Array.from(notifications)]])
+    this.#byCode = byCode
+    this.#byCategory = byCategory
+    return { byCode, byCategory }
   }
 
   /** The message at a position, made from its JSON if it is not yet (SegmentParts). */
@@ -684,7 +724,18 @@ export class MemorySegment {
       }
       return { positions: found.sort((a, b) => a - b), ofSelectedEntities: entities === undefined }
     }
-    if (entities === undefined) return { positions: this.#window(startMs, endMs), ofSelectedEntities: true }
+    if (entities === undefined) {
+      const { messageCodes, category } = query
+      if (messageCodes === undefined && category === undefined) return { positions: this.#window(startMs, endMs), ofSelectedEntities: true }
+      // Every event, of these codes or this category: their indexes' windows.
+      const { byCode, byCategory } = this.#exclusiveIndexes()
+      const indexes: Uint32Array[] = []
+      for (const key of category !== undefined ? [category] : messageCodes!) {
+        const positions = (category !== undefined ? byCategory : byCode).get(key)
+        if (positions !== undefined && positions.length > 0) indexes.push(positions)
+      }
+      return this.#candidatesOf(indexes, startMs, endMs)
+    }
     const { byDevice, bySpace } = this.#indexes()
     const indexes: Uint32Array[] = []
     for (const id of entities.deviceIds) {
@@ -695,6 +746,15 @@ export class MemorySegment {
       const positions = bySpace.get(id)
       if (positions !== undefined && positions.length > 0) indexes.push(positions)
     }
+    return this.#candidatesOf(indexes, startMs, endMs)
+  }
+
+  /**
+   * The positions in the window of the events of these indexes (an entity's, a code's), in order;
+   * all of them are of what the query selected (ofSelectedEntities), unless the window is walked
+   * whole instead, when merging the indexes would read more.
+   */
+  #candidatesOf (indexes: Uint32Array[], startMs: number, endMs: number): { positions: Candidates, ofSelectedEntities: boolean, entity?: IndexWindow } {
     if (indexes.length === 0) return { positions: [], ofSelectedEntities: true }
     if (indexes.length === 1) {
       const index = indexes[0]!
