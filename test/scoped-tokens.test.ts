@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { request as httpRequest } from 'node:http'
@@ -177,7 +177,12 @@ t.test('logs name the token, never the token itself; a reloaded file is taken', 
   t.equal((await app.inject({ url: `/svc/v2/events?${START}`, headers: bearer(later) })).statusCode, 200, 'a token added to the file works once it is reloaded')
 })
 
-t.test('a registry reload that would leave a token of the file in service naming an entity it lost is refused, so that later reloads of TOKENS_FILE (a revocation) still load', async (t) => {
+/**
+ * A provider with the standard tokens, whose ENTITIES_FILE then drops soap-001 while the token
+ * soap-watch is scoped to it (changed on disk, and signalled when `hangUp`): once the refusal is
+ * logged, or after 5 s.
+ */
+async function soapRetiredUnderItsToken (t: Test, hangUp: boolean) {
   const dir = t.testdir()
   const file = tokensFile(dir, standardTokens)
   const entitiesFile = join(dir, 'entities.json')
@@ -190,14 +195,18 @@ t.test('a registry reload that would leave a token of the file in service naming
     const deadline = Date.now() + 5000
     while (Date.now() < deadline && !(await done())) await new Promise((resolve) => setTimeout(resolve, 50))
   }
-  // soap-001 retired from the registry while the token soap-watch is scoped to it.
   const entities = JSON.parse(readFileSync(entitiesFile, 'utf8'))
   entities.devices = entities.devices.filter((device: { id: string }) => device.id !== 'soap-001')
   for (const tag of entities.tags) tag.device_ids = tag.device_ids.filter((id: string) => id !== 'soap-001')
   writeFileSync(entitiesFile, JSON.stringify(entities))
-  process.kill(process.pid, 'SIGHUP')
+  if (hangUp) process.kill(process.pid, 'SIGHUP')
   const refusal = /reload failed, the previous version stays in service: [^\n]*soap-watch[^\n]*soap-001/
   await until(() => refusal.test(lines.join('')))
+  return { app, file, lines, refusal, soapErrors, until }
+}
+
+t.test('a registry reload that would leave a token of the file in service naming an entity it lost is refused, so that later reloads of TOKENS_FILE (a revocation) still load', async (t) => {
+  const { app, file, lines, refusal, soapErrors, until } = await soapRetiredUnderItsToken(t, true)
   t.match(lines.join(''), refusal, 'the reload is refused, saying which token names what')
   t.same(await soapErrors(), [], 'the registry in service is kept')
 
@@ -359,24 +368,7 @@ t.test('a registry refused for a token of the file is loaded once TOKENS_FILE ch
   // Before: the refused version was never loaded again (the watch and the poll had seen it), so
   // the registry stayed old after the operator did as the refusal asked, and a worker started
   // later loaded the new one: workers answered differently.
-  const dir = t.testdir()
-  const file = tokensFile(dir, standardTokens)
-  const entitiesFile = join(dir, 'entities.json')
-  copyFileSync(join(fixturesDir, 'entities.json'), entitiesFile)
-  const lines: string[] = []
-  const logs = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
-  const app = await build(t, { tokensFile: file, entitiesFile }, { logger: { level: 'info', stream: logs } })
-  const soapErrors = async () => (await app.inject({ url: `/svc/v2/events?${START}&device_ids=soap-001`, headers: AUTH })).json().errors
-  const until = async (done: () => Promise<boolean> | boolean) => {
-    const deadline = Date.now() + 5000
-    while (Date.now() < deadline && !(await done())) await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  const entities = JSON.parse(readFileSync(entitiesFile, 'utf8'))
-  entities.devices = entities.devices.filter((device: { id: string }) => device.id !== 'soap-001')
-  for (const tag of entities.tags) tag.device_ids = tag.device_ids.filter((id: string) => id !== 'soap-001')
-  writeFileSync(entitiesFile, JSON.stringify(entities))
-  const refusal = /reload failed, the previous version stays in service: [^\n]*soap-watch[^\n]*soap-001/
-  await until(() => refusal.test(lines.join('')))
+  const { file, lines, refusal, soapErrors, until } = await soapRetiredUnderItsToken(t, false)
   t.match(lines.join(''), refusal, 'the registry is refused, saying which token names what')
   writeFileSync(file, JSON.stringify({ tokens: standardTokens.filter((token) => token.name !== 'soap-watch') }))
   await until(async () => (await soapErrors()).length > 0)
