@@ -103,8 +103,8 @@ export function runClusterPrimary (config: Config): void {
   }
 
   // To the workers that listen only: one still starting may not have its handler yet (Node's
-  // default for a hang-up ends the process, which stopped a cluster's start-up), and it reads
-  // the files as they are now anyway.
+  // default for a hang-up ends the process, which stopped a cluster's start-up); it takes a
+  // change made since it read the files through its watch and poll (reloadable-file.ts).
   process.on('SIGHUP', () => {
     for (const worker of listening) worker.process.kill('SIGHUP')
   })

@@ -1,12 +1,22 @@
-// First: a hang-up from now on is no shutdown (its module says why).
-import './runtime/hang-up-handler.js'
-import cluster from 'node:cluster'
-import closeWithGrace from 'close-with-grace'
-import { buildApp } from './app.js'
-import { runClusterPrimary } from './cluster-primary.js'
-import { ConfigError, loadConfig, type Config } from './config.js'
-import { DataFileError } from './data/data-file-error.js'
-import { keepNextTickShape } from './runtime/next-tick-shape.js'
+import type { Config } from './config.js'
+
+// A hang-up (SIGHUP) is the reload signal (src/data/reloadable-file.ts), never a shutdown, but
+// until a process has a handler for it Node's default ends the process. ES modules run only once
+// their whole static graph is loaded and linked (the app's: about 0.2 s compiled, more under
+// tsx), so this module imports nothing else statically and installs the handler first, the rest
+// after it. The data files' own handlers come and go with the app's plugins; this one covers the
+// start-up's load and the shutdown's grace too (logrotate's postrotate, a config-sync sidecar).
+process.on('SIGHUP', () => {})
+
+const [{ default: cluster }, { default: closeWithGrace }, { buildApp }, { runClusterPrimary }, { ConfigError, loadConfig }, { DataFileError }, { keepNextTickShape }] = await Promise.all([
+  import('node:cluster'),
+  import('close-with-grace'),
+  import('./app.js'),
+  import('./cluster-primary.js'),
+  import('./config.js'),
+  import('./data/data-file-error.js'),
+  import('./runtime/next-tick-shape.js')
+])
 
 async function start (): Promise<void> {
   // Before anything runs a full collection (the memory store runs one after loading).

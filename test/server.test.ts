@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { once } from 'node:events'
+import { projectRoot } from '../src/project-root.js'
 import { fixturesDir } from './helper.js'
 import { startServer } from './server-process.js'
 
@@ -178,4 +179,14 @@ t.test('SIGHUP while the workers start is no shutdown (WORKERS=2)', async (t) =>
   t.equal(answer.status, 200, 'and serves')
   server.child.kill('SIGTERM')
   t.equal(await server.exited, 0)
+})
+
+t.test('src/server.ts installs its hang-up handler before the app is imported: it imports nothing statically but types', async (t) => {
+  // ES modules run only once their whole static graph is loaded: with the app imported statically,
+  // a hang-up in the first 0.2 s (compiled; 0.6 s under tsx) ended the process.
+  const source = await readFile(join(projectRoot, 'src', 'server.ts'), 'utf8')
+  const staticImports = source.split('\n').filter((line) => /^import\s/.test(line) && !/^import type\s/.test(line))
+  t.same(staticImports, [], 'no static import of a value')
+  const handler = source.indexOf("process.on('SIGHUP'")
+  t.ok(handler > 0 && handler < source.indexOf("import('"), 'the handler comes before the first dynamic import')
 })
