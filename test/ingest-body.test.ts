@@ -118,6 +118,18 @@ t.test('a JSON array body is refused as invalid_body exactly when JSON.parse wou
       }
       if (!('lines' in read) || read.lines.length !== parsed.length) throw new Error(`${JSON.stringify(text)} is an array of ${parsed.length}, but ${JSON.stringify(read)}`)
     }), { numRuns: 20000 })
+  // With pieces over MAX_LINE_BYTES, which are not parsed.
+  const long = fc.constantFrom(`"${'a'.repeat(MAX_LINE_BYTES)}"`, 'x'.repeat(MAX_LINE_BYTES + 1), `{"k":[${'1,'.repeat(MAX_LINE_BYTES / 2)}1]}`, `{"k":[${'1,'.repeat(MAX_LINE_BYTES / 2)}1}]`)
+  await fc.assert(fc.asyncProperty(
+    fc.array(fc.oneof({ arbitrary: piece, weight: 8 }, { arbitrary: long, weight: 1 }), { maxLength: 8 }), fc.boolean(),
+    async (pieces, wrapped) => {
+      const text = wrapped ? `[${pieces.join('')}]` : pieces.join('')
+      let parsed: unknown
+      try { parsed = JSON.parse(text) } catch {}
+      const read = await readIngestBody(Buffer.from(text), 'json-array', 1000, async () => {})
+      const refused = 'rejected' in read && read.rejected === 'invalid_body'
+      if (refused !== !Array.isArray(parsed)) throw new Error(`${JSON.stringify(text.slice(0, 60))}…: JSON.parse ${Array.isArray(parsed) ? 'takes' : 'refuses'} it, but ${JSON.stringify(read).slice(0, 200)}`)
+    }), { numRuns: 400 })
 })
 
 t.test('a line or element over MAX_LINE_BYTES is refused without being parsed; one at the bound is read', async (t) => {
@@ -135,8 +147,15 @@ t.test('a line or element over MAX_LINE_BYTES is refused without being parsed; o
       { line: 2, problem: reason }
     ], form)
   }
-  // Not NDJSON at all is still told apart: a body whose only line is too long is refused line by line.
-  t.same(await readIngestBody(Buffer.from('x'.repeat(MAX_LINE_BYTES + 1)), 'ndjson', 10), { lines: [{ line: 1, problem: reason }] })
+  // Not JSON at all is still told apart, however long: such a line is invalid JSON, and a body of
+  // nothing else is not NDJSON; an array body is JSON only if its long element is.
+  const noise = 'x'.repeat(MAX_LINE_BYTES + 1)
+  t.same(await readIngestBody(Buffer.from(noise), 'ndjson', 10), { rejected: 'invalid_body' }, 'one long line of noise: not NDJSON at all')
+  const read = await readIngestBody(Buffer.from(`${fits}\n${noise}\n`), 'ndjson', 10)
+  t.same('lines' in read && read.lines.map(outcome)[1], { line: 2, problem: `invalid JSON (longer than ${MAX_LINE_BYTES} bytes, and not JSON)` }, 'a long line of noise among events')
+  for (const text of [`[${noise}]`, `[{"a":"${noise}"]]`, `[{"a":1} {"b":"${noise}"}]`, `[${fits},"${noise}`]) {
+    t.same(await readIngestBody(Buffer.from(text), 'json-array', 10), { rejected: 'invalid_body' }, `${text.slice(0, 12)}…: no JSON array`)
+  }
 })
 
 t.test('lines read the thorough way take a turn every PARSED_BYTES_PER_TURN, however few they are', async (t) => {

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import { setImmediate as checkPhase } from 'node:timers/promises'
 import { NOT_UTF8, parseEventLine, type EventLine } from '../data/event-lines.js'
+import { isJsonText } from '../data/json-syntax.js'
 import { scanWireLine, scanWireLineFrom } from '../data/wire-line.js'
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, CR, LF, OPEN_ARRAY, OPEN_OBJECT, QUOTE, SPACE, TAB } from '../data/char-codes.js'
 
@@ -23,6 +24,7 @@ export const PARSED_BYTES_PER_TURN = 256 * 1024
 export const MAX_LINE_BYTES = 64 * 1024
 
 const TOO_LONG = `longer than ${MAX_LINE_BYTES} bytes, which no event is: not read`
+const NOT_JSON_TOO_LONG = `invalid JSON (longer than ${MAX_LINE_BYTES} bytes, and not JSON)`
 
 /** An ingest body read: its lines, or why the body is refused whole. */
 export type IngestBody =
@@ -139,12 +141,15 @@ class NdjsonReader {
         if (cr + 1 !== to) to = cr
       }
       // Not in wire form (the scan above would have taken it): read the thorough way.
-      if (end - from > MAX_LINE_BYTES && !onlyBlanks(body, from, end)) {
-        lines.push({ line, problem: TOO_LONG })
-        anyJson = true
-      } else if (!isUtf8(body.subarray(from, end))) {
+      if (!isUtf8(body.subarray(from, end))) {
         // Decoding would put U+FFFD in place of the bad bytes: another event than the one sent.
         lines.push({ line, problem: NOT_UTF8 })
+      } else if (end - from > MAX_LINE_BYTES && !onlyBlanks(body, from, end)) {
+        // Told from text that is no JSON at all (a body of nothing else is not NDJSON), not parsed.
+        const json = isJsonText(body, from, end)
+        lines.push({ line, problem: json ? TOO_LONG : NOT_JSON_TOO_LONG })
+        if (json) anyJson = true
+        parsed += end - from
       } else {
         const read = parseEventLine(body.toString('utf8', from, end), line)
         parsed += end - from
@@ -218,7 +223,12 @@ class JsonArrayReader {
       if (wire !== undefined) {
         this.lines.push(wire)
       } else if (end - from > MAX_LINE_BYTES) {
-        // Its JSON unchecked: the array's commas and brackets around it are.
+        // Not parsed, but the body is JSON only if the element is.
+        parsedBytes += end - from
+        if (!isJsonText(body, from, end)) {
+          this.invalid = true
+          return
+        }
         this.lines.push({ line, problem: TOO_LONG })
       } else {
         const parsed = parseEventLine(body.toString('utf8', from, end), line)
