@@ -8,7 +8,7 @@ import { loadSpecificationCatalog } from '../src/specifications/load-specificati
 import { CACHE_LIMIT_BYTES } from '../src/specifications/specification-catalog.js'
 import { demoDataDir } from '../src/project-root.js'
 import { join } from 'node:path'
-import { AUTH, build, OTHER_TOKEN, storeFromEnv, testConfig, TOKEN } from './helper.js'
+import { AUTH, build, manyEvents, OTHER_TOKEN, storeFromEnv, testConfig, TOKEN } from './helper.js'
 import { silentInfluxUrl } from './influx/influx-server.js'
 
 const EVENTS = '/svc/v2/events?start_date=2024-01-01T00:00:00Z'
@@ -261,4 +261,23 @@ t.test('HEAD answers carry a Content-Length only where the GET answer would have
   t.equal(notImplemented.statusCode, 204)
   t.equal(notImplemented.headers['x-error-message'], 'not_implemented')
   t.notOk('content-length' in notImplemented.headers, 'a 204: none (RFC 9110 §8.6: MUST NOT)')
+})
+
+t.test('HEAD of a large events answer leaves its body unmade, compressed or not', async (t) => {
+  // Fastify answers HEAD with the GET route and drains a streamed body: a year's answer was
+  // rendered (and compressed) for no one, after the answer had gone, with nothing to bound it.
+  const app = await build(t, { eventsFile: manyEvents(t.testdir(), 30_000), metricsToken: 'metrics-secret' })
+  const served = async () => Number(/^events_served_total (\d+)/m.exec((await app.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-secret' } })).body)?.[1] ?? 0)
+  const url = '/svc/v2/events?start_date=2024-01-01T00:00:00Z'
+  const get = await app.inject({ url, headers: AUTH })
+  t.equal(get.headers['transfer-encoding'], 'chunked', 'a streamed answer')
+  const before = await served()
+  for (const coding of [undefined, 'gzip', 'br']) {
+    const head = await app.inject({ method: 'HEAD', url, headers: { ...AUTH, ...(coding === undefined ? {} : { 'accept-encoding': coding }) } })
+    t.equal(head.statusCode, 200)
+    t.equal(head.rawPayload.length, 0)
+    t.equal(head.headers['content-encoding'], coding, `HEAD, ${coding ?? 'identity'}: the GET's headers`)
+  }
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.equal(await served() - before, 0, 'no event written into a HEAD answer\'s body')
 })
