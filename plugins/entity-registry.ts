@@ -44,7 +44,7 @@ export default fp<EntityRegistryOptions>(async function entityRegistry (fastify,
   fastify.addHook('onClose', async () => { registry.close() })
   fastify.decorate('entityRegistry', { getter: () => registry.current })
   fastify.decorate('reloadEntities', () => registry.reload())
-  fastify.decorate('retryRefusedEntities', () => { if (registry.refused) registry.reload().catch(() => {}) })
+  fastify.decorate('retryRefusedEntities', () => { registry.retryIfRefused() })
   fastify.decorate('onEntitiesReloaded', (listener: (reloaded: EntityRegistry) => void) => { listeners.push(listener) })
   fastify.decorate('checkReloadedEntities', (check: (reloaded: EntityRegistry) => Promise<void>) => { checks.push(check) })
   fastify.log.info({ file: options.entitiesFile, ...counts(registry.current) }, 'entities loaded')

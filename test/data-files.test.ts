@@ -111,7 +111,9 @@ t.test('a missing file is named', async (t) => {
 t.test('a data file that is not a regular file (a named pipe) is refused at start-up, not waited on', async (t) => {
   const fifo = join(t.testdir(), 'entities.json')
   execFileSync('mkfifo', [fifo])
-  const error = await buildApp(testConfig({ entitiesFile: fifo })).then(() => undefined, (error: unknown) => error)
-  t.ok(error instanceof DataFileError)
-  t.equal((error as Error).message, `${fifo}: cannot be read: not a regular file (a named pipe)`)
+  for (const key of ['entitiesFile', 'eventsFile'] as const) {
+    const error = await buildApp(testConfig({ [key]: fifo })).then(() => undefined, (error: unknown) => error)
+    t.ok(error instanceof DataFileError, key)
+    t.equal((error as Error).message, `${fifo}: cannot be read: not a regular file (a named pipe)`)
+  }
 })

@@ -89,6 +89,13 @@ t.test('a bad TOKENS_FILE stops start-up naming the entry', async (t) => {
     t.ok(error instanceof DataFileError, `${what}: refused`)
     t.match((error as Error).message, message, `${what}: the message names it`)
   }
+  // A token pasted without quotes: JSON.parse's message quotes the text around the fault.
+  const unquoted = join(t.testdir(), 'tokens.json')
+  writeFileSync(unquoted, '{ "tokens": [\n  { "name": "acme-fm", "sha256": acme-secret-token }\n] }')
+  const error = await build(t, { tokensFile: unquoted }).then(() => undefined, (failure: unknown) => failure)
+  t.ok(error instanceof DataFileError)
+  t.match((error as Error).message, /tokens\.json: line 2: invalid JSON/, 'the line is named')
+  t.notMatch((error as Error).message, /secret/, 'nothing of the token')
 })
 
 t.test('the stream is scoped the same way', async (t) => {

@@ -15,7 +15,7 @@ const tokensCheck = compileSchemaCheck(TokensFile)
  * `ingest: true` also posts them. Returns them by digest.
  */
 export async function loadTokensFile (file: string, registry: EntityRegistry, isConfigured: (key: string) => boolean): Promise<Map<string, Principal>> {
-  const value = await readJsonFile(file)
+  const value = await readJsonFile(file, { secret: true })
   if (!tokensCheck.is(value)) {
     const problem = tokensCheck.problem(value)!
     throw new DataFileError(file, problem.path === '' ? 'the top level' : `entry ${withEntryName(problem.path, value)}`, problem.reason)

@@ -5,8 +5,12 @@ import { readRegularFile } from './regular-file.js'
 import { duplicateKeyIn } from './duplicate-key.js'
 import type { SchemaCheck } from './schema-check.js'
 
-/** Reads a JSON file; a missing file or bad JSON becomes a DataFileError naming it (and the line, for bad JSON). */
-export async function readJsonFile (file: string): Promise<unknown> {
+/**
+ * Reads a JSON file; a missing file or bad JSON becomes a DataFileError naming it (and the line,
+ * for bad JSON). `secret`: the file holds secrets (TOKENS_FILE), so bad JSON's message does not
+ * repeat the parser's, which quotes the text around the fault (a token pasted unquoted).
+ */
+export async function readJsonFile (file: string, { secret = false } = {}): Promise<unknown> {
   let text: string
   try {
     text = await readRegularFile(file)
@@ -17,7 +21,7 @@ export async function readJsonFile (file: string): Promise<unknown> {
   try {
     value = JSON.parse(text)
   } catch (error) {
-    throw new DataFileError(file, locateJsonError(text), `invalid JSON (${(error as Error).message})`)
+    throw new DataFileError(file, locateJsonError(text), secret ? 'invalid JSON (the parser\'s message is not repeated: it quotes the text, which may hold a token)' : `invalid JSON (${(error as Error).message})`)
   }
   const repeated = duplicateKeyIn(text)
   if (repeated !== undefined) throw new DataFileError(file, locateKey(text, repeated), `${JSON.stringify(repeated)} is given twice in one object`)

@@ -30,5 +30,11 @@ export function readRegularFileSync (file: string): Buffer {
 }
 
 function refuseIrregular (stats: Stats): void {
-  if (!stats.isFile()) throw new Error(`not a regular file (${stats.isDirectory() ? 'a directory' : stats.isFIFO() ? 'a named pipe' : 'a device or socket'})`)
+  const reason = irregularFileReason(stats)
+  if (reason !== undefined) throw new Error(reason)
+}
+
+/** Why a file of these stats is not read (undefined for a regular file). */
+export function irregularFileReason (stats: Stats): string | undefined {
+  return stats.isFile() ? undefined : `not a regular file (${stats.isDirectory() ? 'a directory' : stats.isFIFO() ? 'a named pipe' : 'a device or socket'})`
 }

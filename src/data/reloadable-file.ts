@@ -12,8 +12,8 @@ export interface ReloadableFile<T> {
   readonly current: T
   /** Loads the file again now; a bad file keeps the current value (and is logged). */
   reload (): Promise<void>
-  /** Whether the last load failed: the file on disk is a version not in service. */
-  readonly refused: boolean
+  /** Loads the file again once the load under way (if any) has ended, if that one, or the last, failed. */
+  retryIfRefused (): void
   close (): void
 }
 
@@ -90,16 +90,23 @@ export async function reloadableFile<T> (
       if (closed) return
       // Read before the file: a change made while it loads is a version still to load.
       loadedVersion = await versionOnDisk(file)
+      let loaded: Awaited<T>
       try {
-        const loaded = await load(file)
-        if (closed) return
-        current = loaded
-        refused = false
-        onReload?.(current)
-        log.info({ file, ...counts(current) }, 'reloaded')
+        loaded = await load(file)
       } catch (error) {
         refused = true
         log.error({ file }, `reload failed, the previous version stays in service: ${(error as Error).message}`)
+        return
+      }
+      if (closed) return
+      current = loaded
+      refused = false
+      log.info({ file, ...counts(current) }, 'reloaded')
+      // In service now, whatever its listeners do.
+      try {
+        onReload?.(current)
+      } catch (error) {
+        log.error({ file, err: error }, 'reloaded, but what follows a reload failed')
       }
     })
     return loading
@@ -144,7 +151,10 @@ export async function reloadableFile<T> (
 
   return {
     get current () { return current },
-    get refused () { return refused },
+    retryIfRefused () {
+      // After the load under way: the one that counts may still be deciding.
+      loading.then(() => { if (refused && !closed) reload().catch(() => {}) }, () => {})
+    },
     reload,
     close () {
       closed = true

@@ -104,17 +104,17 @@ const ingestRoutes: FastifyPluginAsyncTypebox<IngestRouteOptions> = async functi
       done(null, payload)
     }
   }, async function (request, reply) {
-    // Judged by its token as it is now, its body in: TOKENS_FILE may have been reloaded while the
-    // body came (up to REQUEST_TIMEOUT_MS), revoking the token or changing its scope or rights.
-    const key = directoryKeyOf(request)
-    const principal = key === undefined ? request.principal : fastify.tokens.byKey(key)
-    if (principal === undefined) return sendError(reply, 'unauthorized_request')
-    if (!principal.ingest) return sendError(reply, 'forbidden')
     // preParsing answered 415 to a request without one.
     const type = request.headers['content-type'] ?? ''
     const body = withoutByteOrderMark(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0))
     const read = await readIngestBody(body, type.toLowerCase().startsWith(NDJSON_CONTENT_TYPE) ? 'ndjson' : 'json-array', options.maxLines)
     if ('rejected' in read) return sendError(reply, read.rejected)
+    // Judged by its token as it is now, its body in and read: TOKENS_FILE may have been reloaded
+    // meanwhile (up to REQUEST_TIMEOUT_MS), revoking the token or changing its scope or rights.
+    const key = directoryKeyOf(request)
+    const principal = key === undefined ? request.principal : fastify.tokens.byKey(key)
+    if (principal === undefined) return sendError(reply, 'unauthorized_request')
+    if (!principal.ingest) return sendError(reply, 'forbidden')
     const { lines } = read
     const { events, refused } = servableEvents(lines, fastify.entityRegistry, principal.scope)
     const outcome: WriteOutcome = events.length === 0

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import { stat } from 'node:fs/promises'
+import { irregularFileReason } from '../../data/regular-file.js'
 import { DataFileError } from '../../data/data-file-error.js'
 import { NOT_UTF8, parseEventLine } from '../../data/event-lines.js'
 import { forEachLine, lineText } from '../../data/file-lines.js'
@@ -29,7 +30,11 @@ export async function loadMemoryEventStore (file: string, onProgress?: (progress
   let tornTail: TornTail | undefined
   let loadedBytes: number
   try {
-    builder = new SegmentBuilder((await stat(file)).size)
+    const stats = await stat(file)
+    // Not waited on (regular-file.ts): a named pipe would hold the start-up for good.
+    const irregular = irregularFileReason(stats)
+    if (irregular !== undefined) throw new Error(irregular)
+    builder = new SegmentBuilder(stats.size)
     // A line in wire form is scanned once, as the lines are cut: its scan finds its end (no
     // search for it) and is what the handler below reads, for the line it has just been given.
     // A million events loaded in 1.17–1.22 s against 1.27–1.31, the main thread's user time
