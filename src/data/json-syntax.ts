@@ -24,14 +24,14 @@ const LOWER_U = 0x75
 export function isJsonText (bytes: Buffer, from: number, end: number): boolean {
   // The brackets open around the value being read: what each one expects to close it.
   const open: number[] = []
-  let at = skipWhitespace(bytes, from, end)
+  let at = skipJsonWhitespace(bytes, from, end)
   for (;;) {
     // A value begins at `at`.
     if (at >= end) return false
     const first = bytes[at]!
     if (first === OPEN_OBJECT || first === OPEN_ARRAY) {
       const close = first === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY
-      at = skipWhitespace(bytes, at + 1, end)
+      at = skipJsonWhitespace(bytes, at + 1, end)
       if (bytes[at] === close && at < end) {
         at++
       } else {
@@ -53,7 +53,7 @@ export function isJsonText (bytes: Buffer, from: number, end: number): boolean {
     if (at < 0) return false
     // After a value: a comma and the next, or the closing of what holds it, or the end.
     for (;;) {
-      at = skipWhitespace(bytes, at, end)
+      at = skipJsonWhitespace(bytes, at, end)
       if (open.length === 0) return at === end
       if (at >= end) return false
       const byte = bytes[at]!
@@ -64,7 +64,7 @@ export function isJsonText (bytes: Buffer, from: number, end: number): boolean {
         continue
       }
       if (byte !== COMMA) return false
-      at = skipWhitespace(bytes, at + 1, end)
+      at = skipJsonWhitespace(bytes, at + 1, end)
       if (close === CLOSE_OBJECT) {
         at = memberValue(bytes, at, end)
         if (at < 0) return false
@@ -79,18 +79,20 @@ function memberValue (bytes: Buffer, at: number, end: number): number {
   if (at >= end || bytes[at] !== QUOTE) return -1
   const key = stringEnd(bytes, at, end)
   if (key < 0) return -1
-  const colon = skipWhitespace(bytes, key, end)
+  const colon = skipJsonWhitespace(bytes, key, end)
   if (colon >= end || bytes[colon] !== COLON) return -1
-  return skipWhitespace(bytes, colon + 1, end)
+  return skipJsonWhitespace(bytes, colon + 1, end)
 }
 
-function skipWhitespace (bytes: Buffer, from: number, end: number): number {
+/** JSON's whitespace: space, tab, line feed, carriage return (no other, not even a byte order mark). */
+export function isJsonWhitespace (byte: number): boolean {
+  return byte === SPACE || byte === LF || byte === CR || byte === TAB
+}
+
+/** Past the JSON whitespace at bytes[from …], up to `end`. */
+export function skipJsonWhitespace (bytes: Buffer, from: number, end = bytes.length): number {
   let at = from
-  while (at < end) {
-    const byte = bytes[at]!
-    if (byte !== SPACE && byte !== LF && byte !== CR && byte !== TAB) break
-    at++
-  }
+  while (at < end && isJsonWhitespace(bytes[at]!)) at++
   return at
 }
 

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import { setImmediate as checkPhase } from 'node:timers/promises'
 import { NOT_UTF8, parseEventLine, type EventLine } from '../data/event-lines.js'
-import { isJsonText } from '../data/json-syntax.js'
+import { isJsonText, isJsonWhitespace, skipJsonWhitespace } from '../data/json-syntax.js'
 import { scanWireLine, scanWireLineFrom } from '../data/wire-line.js'
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, CR, LF, OPEN_ARRAY, OPEN_OBJECT, QUOTE, SPACE, TAB } from '../data/char-codes.js'
 
@@ -256,17 +256,6 @@ class JsonArrayReader {
 function onlyBlanks (bytes: Buffer, from: number, end: number): boolean {
   for (let at = from; at < end; at++) if (bytes[at] !== SPACE && bytes[at] !== TAB) return false
   return true
-}
-
-/** JSON's whitespace: space, tab, line feed, carriage return (no other, not even a byte order mark). */
-function isJsonWhitespace (byte: number): boolean {
-  return byte === SPACE || byte === LF || byte === CR || byte === TAB
-}
-
-function skipJsonWhitespace (bytes: Buffer, from: number): number {
-  let at = from
-  while (at < bytes.length && isJsonWhitespace(bytes[at]!)) at++
-  return at
 }
 
 /**
