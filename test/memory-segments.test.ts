@@ -341,3 +341,94 @@ t.test('events at the file\'s end that no process announced (a worker died betwe
   t.same([again.written, again.unchanged, again.refused.map(({ line }) => line)], [0, 1, [2]], 'judged against them')
   await store.close()
 })
+
+t.test('a large group is judged in slices, other work running between them; a failure after a slice another worker\'s events came between takes out only the group\'s IDs', async (t) => {
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const store = new MemoryEventStore([stored('a', 0)], file)
+  const indexed = store.indexedIds
+  const size = 20_000
+  // What the index holds at each turn while the group is judged: one turn held all of it, and a
+  // 70,000-line ingest held the event loop 80 ms (230 ms when every line was unchanged).
+  const seen = new Set<number>()
+  let done = false
+  const sample = (): void => { seen.add(store.indexedIds); if (!done) setImmediate(sample) }
+  setImmediate(sample)
+  const written = await store.writeEvents(Array.from({ length: size }, (_, i) => ingest(stored(`n-${i}`, 1000 + i), i + 1)))
+  done = true
+  t.equal(written.written, size)
+  t.ok([...seen].some((count) => count > indexed && count < indexed + size), `a turn between its first and last slice (the index's sizes seen: ${[...seen].sort((a, b) => a - b).join(', ')})`)
+
+  // Another worker's events taken in between two slices of a group that then fails: only the
+  // group's own IDs go, whatever numbers the other events took among them.
+  const before = store.indexedIds
+  const append = EventsFileAppender.prototype.append
+  EventsFileAppender.prototype.append = async () => { throw new Error('disk full') }
+  const failing = store.writeEvents(Array.from({ length: size }, (_, i) => ingest(stored(`lost-${i}`, 50_000 + i), i + 1)))
+  let elsewhere = 0
+  const takeBetween = (): void => {
+    if (store.indexedIds > before + elsewhere && elsewhere === 0) store.takeWrittenElsewhere([stored(`w-${elsewhere++}`, 40_000)])
+    else if (elsewhere === 0) setImmediate(takeBetween)
+  }
+  setImmediate(takeBetween)
+  const failed = await Promise.allSettled([failing])
+  EventsFileAppender.prototype.append = append
+  t.equal(failed[0]!.status, 'rejected')
+  t.equal(elsewhere, 1, 'the other worker\'s event came while the group was judged')
+  t.equal(store.indexedIds, before + 1, 'the group\'s IDs taken out, the other worker\'s kept')
+  const again = await store.writeEvents([ingest(stored('w-0', 40_000), 1), ...Array.from({ length: size }, (_, i) => ingest(stored(`lost-${i}`, 50_000 + i), i + 2))])
+  t.same({ written: again.written, unchanged: again.unchanged, refused: again.refused.length }, { written: size, unchanged: 1, refused: 0 })
+  t.equal((await answer(store)).ids.length, 1 + 2 * size + 1)
+  await store.close()
+})
+
+t.test('one group commit takes at most GROUP_EVENTS_MAX events of whole calls: the calls after them go in the next', async (t) => {
+  const { GROUP_EVENTS_MAX } = await import('../src/store/memory/memory-event-store.js')
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const store = new MemoryEventStore([stored('a', 0)], file)
+  const appended: number[] = []
+  const append = EventsFileAppender.prototype.append
+  EventsFileAppender.prototype.append = function (this: EventsFileAppender, bytes: Buffer | string) {
+    appended.push(String(bytes).split('\n').length - 1)
+    return append.call(this, bytes)
+  }
+  t.teardown(() => { EventsFileAppender.prototype.append = append })
+  const part = Math.ceil(GROUP_EVENTS_MAX * 0.6)
+  const calls = [0, 1, 2].map((k) => store.writeEvents(Array.from({ length: part }, (_, i) => ingest(stored(`p${k}-${i}`, 1000 + k * part + i), i + 1))))
+  const outcomes = await Promise.all(calls)
+  t.same(outcomes.map(({ written }) => written), [part, part, part])
+  t.same(appended, [part, part, part], 'a group of one call each: two would pass the bound')
+  const small = await Promise.all([0, 1, 2].map((k) => store.writeEvents([ingest(stored(`s${k}`, 900_000 + k), 1)])))
+  t.same(small.map(({ written }) => written), [1, 1, 1])
+  t.same(appended.slice(3), [3], 'small calls made together still go as one group')
+  await store.close()
+})
+
+t.test('an event posted again is found unchanged from its bytes: the stored event\'s message is not made for it', async (t) => {
+  const { SegmentBuilder } = await import('../src/store/memory/segment-builder.js')
+  const { scanWireParts } = await import('../src/data/wire-line.js')
+  const file = join(t.testdir(), 'events.ndjson')
+  writeFileSync(file, '')
+  const events = Array.from({ length: 50 }, (_, i) => stored(`k-${String(i).padStart(2, '0')}`, 1000 + i))
+  const builder = new SegmentBuilder(1 << 16)
+  events.forEach(({ message }, i) => {
+    const bytes = Buffer.from(encodeMessage(message))
+    t.equal(builder.addWire(bytes, 0, bytes.length, scanWireParts(bytes, 0, bytes.length)!, i + 1), undefined)
+  })
+  const loaded = builder.build()
+  const store = new MemoryEventStore(loaded, file)
+  const again = await store.writeEvents(events.map((event, i) => ingest(event, i + 1)))
+  t.same({ written: again.written, unchanged: again.unchanged, refused: again.refused }, { written: 0, unchanged: 50, refused: [] })
+  t.equal(loaded.messagesMade, 0, 'no stored message made to compare with')
+  // Not the same bytes: judged by its fields, as before.
+  const changed = stored('k-07', 1007, 'd2')
+  const other = await store.writeEvents([ingest(changed, 1)])
+  t.same(other.refused, [{ line: 1, reason: 'message_id "k-07" is already stored for a different event' }])
+  // Events ingested earlier, in the store's later segments: found unchanged as well.
+  await store.writeEvents([ingest(stored('late', 5000), 1)])
+  const late = await store.writeEvents([ingest(stored('late', 5000), 1)])
+  t.same([late.written, late.unchanged], [0, 1])
+  t.equal(readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').length, 1, 'only the new event written')
+  await store.close()
+})

@@ -568,6 +568,12 @@ export class MemorySegment {
    * through them one by one made a retry of n such events take n² steps.
    */
   messageWithIdAt (epochMs: number, id: string): Message | undefined {
+    const position = this.positionWithIdAt(epochMs, id)
+    return position === -1 ? undefined : this.#messageAt(position)
+  }
+
+  /** The position of the event at this time with this message_id (messageWithIdAt), or -1. */
+  positionWithIdAt (epochMs: number, id: string): number {
     const times = this.#times
     let low = this.#lowerBound(epochMs)
     let high = low
@@ -576,11 +582,18 @@ export class MemorySegment {
     while (low < high) {
       const middle = (low + high) >>> 1
       const order = times[middle]! > epochMs ? 1 : compareMessageIds(this.#idAt(middle), id)
-      if (order === 0) return this.#messageAt(middle)
+      if (order === 0) return middle
       if (order < 0) low = middle + 1
       else high = middle
     }
-    return undefined
+    return -1
+  }
+
+  /** Whether the event at a position has exactly these wire JSON bytes (its message is not made for it). */
+  hasJson (position: number, { bytes, start, end }: JsonBytes): boolean {
+    const from = this.#jsonOffsets[position]!
+    const to = this.#jsonOffsets[position + 1]!
+    return to - from === end - start && this.#json.compare(bytes, start, end, from, to) === 0
   }
 
   /**
