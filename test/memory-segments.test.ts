@@ -5,7 +5,7 @@ import { open } from 'node:fs/promises'
 import type { Message } from '../schemas/message.js'
 import type { StoredEvent } from '../src/data/event-lines.js'
 import { jsonBytesOf } from '../src/data/json-bytes.js'
-import type { EventBatch } from '../src/store/event-store.js'
+import type { EventBatch, EventQuery } from '../src/store/event-store.js'
 import { MemoryEventStore } from '../src/store/memory/memory-event-store.js'
 import { EventsFileAppender } from '../src/store/memory/events-file-appender.js'
 import { MemorySegment } from '../src/store/memory/memory-segment.js'
@@ -431,4 +431,49 @@ t.test('an event posted again is found unchanged from its bytes: the stored even
   t.same([late.written, late.unchanged], [0, 1])
   t.equal(readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').length, 1, 'only the new event written')
   await store.close()
+})
+
+t.test('the code and category indexes built in slices answer as those built at once; a query before the last slice finishes them', async (t) => {
+  const events = Array.from({ length: 500 }, (_, i) => {
+    const event = stored(`x-${String(i).padStart(3, '0')}`, 1000 + i, `d${i % 7}`)
+    event.message.message_code = `CODE_${i % 5}`
+    event.message.message_category = i % 3 === 0 ? 'notification' : 'alert'
+    return event
+  })
+  const ids = (segment: MemorySegment, query: Partial<EventQuery>) => [...segment.batches({ startMs: T0, endMs: T0 + 10_000, entities: undefined, ...query })].flatMap((batch) => batch.messages.map((message) => message.message_id))
+  const queries: Array<Partial<EventQuery>> = [{ messageCodes: new Set(['CODE_1']) }, { messageCodes: new Set(['CODE_0', 'CODE_3']) }, { category: 'notification' }, { category: 'alert', startMs: T0 + 1200 }]
+  const atOnce = new MemorySegment(events)
+  const expected = queries.map((query) => ids(atOnce, query))
+  t.same(expected.map((answer) => answer.length), [100, 200, 167, 200], 'each query selects a part')
+  const sliced = new MemorySegment(events)
+  let slices = 1
+  while (!sliced.buildExclusiveIndexes(64)) slices++
+  t.equal(slices, 8, '500 events, 64 a slice')
+  t.same(queries.map((query) => ids(sliced, query)), expected)
+  const halfway = new MemorySegment(events)
+  t.equal(halfway.buildExclusiveIndexes(200), false)
+  t.same(queries.map((query) => ids(halfway, query)), expected, 'finished by the query')
+  t.equal(halfway.buildExclusiveIndexes(0), true)
+})
+
+t.test('a store builds its loaded events\' code and category indexes in turns, and stops when closed', async (t) => {
+  const { INDEXED_PER_TURN } = await import('../src/store/memory/memory-event-store.js')
+  const events = Array.from({ length: 2 * INDEXED_PER_TURN + 10 }, (_, i) => stored(`y-${i}`, i))
+  const loaded = new MemorySegment(events)
+  const store = new MemoryEventStore(loaded)
+  const built: boolean[] = []
+  let done = false
+  const sample = (): void => { if (!done) { built.push(loaded.buildExclusiveIndexes(0)); setImmediate(sample) } }
+  const indexing = store.indexInTurns()
+  setImmediate(sample)
+  await indexing
+  done = true
+  t.equal(loaded.buildExclusiveIndexes(0), true, 'built')
+  t.ok(built.length >= 2 && !built[0], `not in one turn (${built.join(' ')})`)
+  const other = new MemorySegment(events)
+  const closing = new MemoryEventStore(other)
+  const stopped = closing.indexInTurns()
+  await closing.close()
+  await stopped
+  t.equal(other.buildExclusiveIndexes(0), false, 'a closed store builds no more')
 })

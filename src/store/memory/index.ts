@@ -70,6 +70,9 @@ export const memoryStore = defineStore({
     const collected = collectLoadGarbage()
     const seconds = Math.round((performance.now() - started) / 100) / 10
     log.info({ file, events: store.size, seconds, loadGarbageCollected: collected }, 'events loaded into the memory store')
+    // Not waited for: built in turns while the provider starts and serves (it only reads the
+    // loaded events).
+    store.indexInTurns().catch((error: unknown) => { log.warn({ err: error }, 'the code and category indexes could not be built ahead') })
     return store
   },
   openWriter: (settings) => new MemoryEventWriter(settings.eventsFile, async () => { await seeded(settings) })

@@ -38,6 +38,9 @@ const LINE_BUFFER_MAX = 16 * 1024 * 1024
  */
 const JUDGED_PER_TURN = 8192
 
+/** Events of the loaded segment indexed by code and category a turn (indexInTurns): some 6 ms. */
+export const INDEXED_PER_TURN = 32_768
+
 /**
  * The most events one group commit takes, of whole calls (at least one): the calls after them
  * wait for the next group. A group's segment and its lines are each made in one turn, some
@@ -76,6 +79,8 @@ export class MemoryEventStore implements EventStore {
   #lineBuffer: Buffer | undefined
   /** Calls of writeEvents waiting for the next group commit, in call order. */
   #waiting: WriteCall[] = []
+  /** Set by close: the indexes built in turns stop. */
+  #closed = false
   /** Settles once the group commits under way (if any) are done. */
   #committing: Promise<void> | undefined
 
@@ -173,8 +178,21 @@ export class MemoryEventStore implements EventStore {
   }
 
   async close (): Promise<void> {
+    this.#closed = true
     await this.#committing
     await this.#appender?.close()
+  }
+
+  /**
+   * Builds the loaded events' code and category indexes a slice a turn, other requests served
+   * between them (MemorySegment.buildExclusiveIndexes): the first query by codes or category
+   * finds them built, where it built them in one piece (a million events: about 200 ms). Resolves
+   * once they are built, or the store is closed.
+   */
+  async indexInTurns (): Promise<void> {
+    const loaded = this.#segments[0]!
+    do await nextTurn()
+    while (!this.#closed && !loaded.buildExclusiveIndexes(INDEXED_PER_TURN))
   }
 
   /**
