@@ -15,6 +15,7 @@ import { LocalBus } from '../src/live/local-bus.js'
 import { MqttPublisher } from '../src/live/mqtt-publisher.js'
 import { StreamSubscribers } from '../src/live/stream-subscribers.js'
 import type { IngestEvent, WriteOutcome } from '../src/store/event-writer.js'
+import { IngestQueue, type PendingIngest } from '../src/live/ingest-queue.js'
 import type { TokenScope } from '../schemas/tokens.js'
 import type { EntityRegistry } from '../src/registry/entity-registry.js'
 
@@ -52,13 +53,6 @@ export interface LiveEventsOptions {
 
 /** How long a shutdown waits for the ingests under way before it ends the streams. */
 const SHUTDOWN_INGEST_WAIT_MS = 5000
-
-/** An ingest waiting for its group's write. */
-interface PendingIngest {
-  events: readonly IngestEvent[]
-  resolve: (outcome: WriteOutcome) => void
-  reject: (error: unknown) => void
-}
 
 /** The variable a cluster's primary passes its log id to its workers in (not configuration). */
 export const LOG_ID_VARIABLE = 'EVENTS_PROVIDER_LOG_ID'
@@ -133,18 +127,10 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     gauge('mqtt_dropped_events', 'Events dropped since start because more than MQTT_QUEUE_MAX waited for the broker', () => status()?.dropped)
   }
 
-  /**
-   * Ingests waiting for the write lock, in arrival order. They take it together, as one group:
-   * the store gets each of them in the same turn (the memory store then makes them durable with
-   * one append and one flush), and their events are published in that order. One lock and one
-   * flush per batch left the provider waiting on the disk while batches queued behind it.
-   */
-  let waiting: PendingIngest[] = []
   // Ingest requests under way (holdStreams), and a worker's events on their way through the
   // cluster's primary and back: a shutdown ends the streams once there are none of either.
   let holding = 0
   let unechoed = 0
-  let draining = false
   /** Writes a group; resolves with the store's StoreUnavailableError when it failed one of them. */
   const writeGroup = async (group: readonly PendingIngest[]): Promise<StoreUnavailableError | undefined> => {
     beingWritten.add(group)
@@ -173,26 +159,11 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       beingWrittenIds = undefined
     }
   }
-  const drain = async (): Promise<void> => {
-    while (waiting.length > 0) {
-      const group = waiting
-      waiting = []
-      try {
-        const unavailable = await bus.exclusive(() => writeGroup(group))
-        // The store failed while these waited: they fail at once, with the same answer, rather
-        // than each group behind a stalled store wait a timeout of its own in turn.
-        if (unavailable !== undefined) {
-          const behind = waiting
-          waiting = []
-          for (const pending of behind) pending.reject(unavailable)
-        }
-      } catch (error) {
-        // The lock itself failed (a cluster's primary gone): no write was made.
-        for (const pending of group) pending.reject(error)
-      }
-    }
-    draining = false
-  }
+  const queue = new IngestQueue({
+    writeGroup,
+    exclusive: (write) => bus.exclusive(write),
+    onFailure: (error) => { fastify.log.error({ err: error }, 'the ingest queue failed') }
+  })
 
   // Another worker died: it may have appended events and died before announcing them. Each
   // worker takes those it does not have (the memory store reads them back from its file's end)
@@ -213,13 +184,7 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
   fastify.decorate('live', {
     log,
     streams,
-    ingest: (events: readonly IngestEvent[]) => new Promise<WriteOutcome>((resolve, reject) => {
-      waiting.push({ events, resolve, reject })
-      if (!draining) {
-        draining = true
-        drain().catch((error: unknown) => { fastify.log.error({ err: error }, 'the ingest queue failed') })
-      }
-    }),
+    ingest: (events: readonly IngestEvent[]) => queue.ingest(events),
     isBeingWritten,
     brokerStatus: () => bus.brokerStatus(),
     holdStreams: () => {

@@ -364,6 +364,7 @@ t.test('a large group is judged in slices, other work running between them; a fa
   const before = store.indexedIds
   const append = EventsFileAppender.prototype.append
   EventsFileAppender.prototype.append = async () => { throw new Error('disk full') }
+  t.teardown(() => { EventsFileAppender.prototype.append = append })
   const failing = store.writeEvents(Array.from({ length: size }, (_, i) => ingest(stored(`lost-${i}`, 50_000 + i), i + 1)))
   let elsewhere = 0
   const takeBetween = (): void => {

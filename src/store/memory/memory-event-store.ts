@@ -10,6 +10,7 @@ import { forEachLine, forEachLineBackward, lineText } from '../../data/file-line
 import { MemorySegment } from './memory-segment.js'
 import { joinJsonBytes } from '../../data/json-bytes.js'
 import { MessageIdTable, messageIdHash, messageIdHashOfFnv } from './message-id-table.js'
+import { takeWriteGroup } from '../write-groups.js'
 
 /**
  * Segments up to this many events are merged as ingests add them (two of similar size at a
@@ -42,10 +43,11 @@ const JUDGED_PER_TURN = 8192
 export const INDEXED_PER_TURN = 32_768
 
 /**
- * The most events one group commit takes, of whole calls (at least one): the calls after them
- * wait for the next group. A group's segment and its lines are each made in one turn, some
- * 0.3 µs an event each (20 ms for this many); without a bound, calls that waited together for
- * an append made a group of any size (four of INGEST_MAX_LINES: 400,000 events).
+ * The most events one group commit takes, of whole calls (takeWriteGroup): the calls after them
+ * wait for the next group. A group's order, its segment and its lines are each made in one turn:
+ * for this many events in time order, 13–29 ms each; sorting them when they come out of order
+ * 17–80 ms (many events a millisecond: their IDs compared). Without a bound, the calls that
+ * waited together for an append made one group however many they were.
  */
 export const GROUP_EVENTS_MAX = 65_536
 
@@ -70,7 +72,7 @@ export class MemoryEventStore implements EventStore {
    */
   readonly #ids: MessageIdTable
   #addedTimes = new Float64Array(1024)
-  /** What the last group's reads of its IDs' slots found, kept so that they are made (#commitGroup). */
+  /** What the groups' reads of their IDs' slots found, folded together, kept so that the reads are made (#commitGroup). */
   #touched = 0
   #addedCount = 0
   /** Segments are built from this one on (the first, loaded one, is never rebuilt). */
@@ -200,7 +202,8 @@ export class MemoryEventStore implements EventStore {
    * refused; the others are appended to EVENTS_FILE (on disk before this resolves), then served.
    *
    * Group commit: calls made while an append is on its way to the disk wait for it, then go
-   * together, each judged after the ones before it, in one write to the file opened with O_DSYNC
+   * together (up to GROUP_EVENTS_MAX events, whole calls: the next ones form the next group),
+   * each judged after the ones before it, in one write to the file opened with O_DSYNC
    * (events-file-appender.ts); each resolves with its own outcome once that write is on disk (all
    * of the group fail together when it is not). A batch of 1,000 events takes about a millisecond
    * to reach the disk here, as long as the provider takes to read several batches: one write
@@ -209,7 +212,7 @@ export class MemoryEventStore implements EventStore {
   writeEvents (events: readonly IngestEvent[]): Promise<WriteOutcome> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ events, resolve, reject })
-      // Calls made in the same turn (a group the live plugin hands over at once) join the first.
+      // Calls made in the same turn (a group the live plugin hands over at once) join the first's group.
       this.#committing ??= Promise.resolve().then(() => this.#commitWaiting())
     })
   }
@@ -217,7 +220,8 @@ export class MemoryEventStore implements EventStore {
   async #commitWaiting (): Promise<void> {
     try {
       while (this.#waiting.length > 0) {
-        const group = this.#takeGroup()
+        const { group, rest } = takeWriteGroup(this.#waiting, GROUP_EVENTS_MAX)
+        this.#waiting = rest
         try {
           await this.#commit(group)
         } catch (error) {
@@ -228,16 +232,6 @@ export class MemoryEventStore implements EventStore {
     } finally {
       this.#committing = undefined
     }
-  }
-
-  /** The calls of the next group: the first waiting, and those after it up to GROUP_EVENTS_MAX events. */
-  #takeGroup (): WriteCall[] {
-    const waiting = this.#waiting
-    let count = waiting[0]!.events.length
-    let taken = 1
-    while (taken < waiting.length && count + waiting[taken]!.events.length <= GROUP_EVENTS_MAX) count += waiting[taken++]!.events.length
-    this.#waiting = waiting.slice(taken)
-    return taken === waiting.length ? waiting : waiting.slice(0, taken)
   }
 
   /** Events another process has already appended to the same file (cluster workers): served from now on. */
@@ -275,7 +269,8 @@ export class MemoryEventStore implements EventStore {
       await this.#commitGroup(group, added, progress)
     } catch (error) {
       if (!progress.appended) {
-        // By their own numbers: another worker's events may have been numbered between two slices.
+        // By their own numbers, not as a run from firstAdded: should another process's events be
+        // taken between two slices (the cluster's write lock keeps them out), theirs stay.
         for (let i = 0; i < added.hashes.length; i++) this.#ids.remove(added.hashes[i]!, -(added.numbers[i]! + 1))
         // Their numbers are given again, unless another worker's events were numbered meanwhile.
         if (this.#addedCount === firstAdded + added.hashes.length) this.#addedCount = firstAdded
@@ -347,6 +342,8 @@ export class MemoryEventStore implements EventStore {
     // come after the last segment's are written straight into its room; that segment reads only
     // its own events, so nothing changes for anyone until the new segment takes its place.
     const ordered = MemorySegment.inAnswerOrder(stored)
+    // A group that came out of order was sorted in this turn.
+    if (large && ordered !== stored) await nextTurn()
     // A full last segment (or none after the loaded one) is not appended to: a new one starts, with room.
     const last = this.#segments.length > this.#firstMergeable ? this.#segments[this.#segments.length - 1]! : undefined
     const base = last !== undefined && last.size + stored.length <= MERGE_LIMIT ? last : undefined
