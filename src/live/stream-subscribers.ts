@@ -7,6 +7,7 @@ import type { KnownEntities } from '../store/store-contract.js'
 import { DeliveryFrames } from './delivery-frames.js'
 import { DeliveryIndex } from './delivery-index.js'
 import type { LiveEvent } from './live-event.js'
+import { SharedStreamFilters } from './shared-stream-filters.js'
 import { writeWaiting } from './write-waiting.js'
 
 /** What a stream asks for: the events endpoint's entity selection and exclusive filter. */
@@ -159,6 +160,9 @@ export class StreamSubscribers {
 
   /** Open streams by the key of the token that opened them. */
   readonly #byToken = new Map<string, number>()
+
+  /** The distinct filters of the streams, each one object with a short key, shared by its streams. */
+  readonly filters = new SharedStreamFilters()
 
   /** Streams that had unsent data after a write: those the streams' unsent data can be in. */
   readonly #behind = new Set<StreamSubscriber>()

@@ -8,7 +8,7 @@ import { directoryKeyOf } from '../auth/directory-key.js'
 import { splitList } from '../http/list-parameter.js'
 import { sendError } from '../http/replies.js'
 import { messageFrame } from '../live/delivery-frames.js'
-import { namedFrame, streamHead, StreamSubscriber, type StreamFilter } from '../live/stream-subscribers.js'
+import { namedFrame, streamHead, StreamSubscriber } from '../live/stream-subscribers.js'
 import type { Principal } from '../auth/principal.js'
 import type { EventQuery } from '../store/event-store.js'
 import { encodeMessage } from '../store/message-json.js'
@@ -81,7 +81,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       tagIds: splitList(parameters.tag_ids)
     }, request.principal.scope)
     const messageCodes = splitList(parameters.message_codes)
-    const filter: StreamFilter = { entities: selection, scope: visible, category: parameters.message_category, messageCodes: messageCodes && new Set(messageCodes) }
+    const { filter, key } = streams.filters.shared({ entities: selection, scope: visible, category: parameters.message_category, messageCodes: messageCodes && new Set(messageCodes) })
 
     // A token of the directory is checked again while its stream is open (plugins/live-events.ts):
     // one replaced since this request was let in (a reload in between) is not let in.
@@ -112,7 +112,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       if (frame !== '') streams.write(stream, frame)
     }
 
-    const stream = new StreamSubscriber(socket, filter, filterKey(filter), log.lastSeq, opener)
+    const stream = new StreamSubscriber(socket, filter, key, log.lastSeq, opener)
     // A token to check again (a JWT: every minute, and at its exp) is checked then: accepted, the
     // stream goes on until the next check; not (expired, its key withdrawn), the stream ends and
     // the client reconnects, to be let in or not.
@@ -276,17 +276,5 @@ const RESUME_CHUNK = 64 * 1024
 
 /** A resume reads this many of the log's events a turn at most, however few its filter keeps (about 0.7 ms). */
 export const RESUME_EVENTS_PER_TURN = 1024
-
-/** Streams with the same filter share the frames built for them. */
-function filterKey (filter: StreamFilter): string {
-  const { entities, scope, category, messageCodes } = filter
-  if (entities === undefined && scope === undefined && category === undefined && messageCodes === undefined) return ''
-  return JSON.stringify([
-    entities === undefined ? null : [[...entities.deviceIds].sort(), [...entities.spaceIds].sort()],
-    scope === undefined ? null : [[...scope.deviceIds].sort(), [...scope.spaceIds].sort()],
-    category ?? null,
-    messageCodes === undefined ? null : [...messageCodes].sort()
-  ])
-}
 
 export default eventStreamRoutes
