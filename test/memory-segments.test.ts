@@ -478,3 +478,35 @@ t.test('a store builds its loaded events\' code and category indexes in turns, a
   await stopped
   t.equal(other.buildExclusiveIndexes(0), false, 'a closed store builds no more')
 })
+
+t.test('entities and a rare code: the code\'s events are read and checked for the entities, not every event of the entities', async (t) => {
+  const { SegmentBuilder } = await import('../src/store/memory/segment-builder.js')
+  const { scanWireParts, WireExclusiveFilter } = await import('../src/data/wire-line.js')
+  const builder = new SegmentBuilder(1 << 20)
+  const lines: StoredEvent[] = []
+  for (let i = 0; i < 3000; i++) {
+    const event = stored(`r-${String(i).padStart(4, '0')}`, 1000 + i, `d${i % 3}`)
+    if (i % 1000 === 7) event.message.message_code = 'RARE'
+    lines.push(event)
+  }
+  lines.forEach(({ message }, i) => {
+    const bytes = Buffer.from(encodeMessage(message))
+    t.equal(builder.addWire(bytes, 0, bytes.length, scanWireParts(bytes, 0, bytes.length)!, i + 1), undefined)
+  })
+  const segment = builder.build()
+  let reads = 0
+  const mayMatch = WireExclusiveFilter.prototype.mayMatch
+  WireExclusiveFilter.prototype.mayMatch = function (this: typeof WireExclusiveFilter.prototype, bytes: Buffer, start: number) { reads++; return mayMatch.call(this, bytes, start) }
+  t.teardown(() => { WireExclusiveFilter.prototype.mayMatch = mayMatch })
+  const ids = (query: Partial<EventQuery>) => [...segment.batches({ startMs: T0, endMs: T0 + 10_000, entities: undefined, ...query })].flatMap((batch) => batch.messages.map((message) => message.message_id))
+  const d1 = { deviceIds: new Set(['d1']), spaceIds: new Set<string>() }
+  t.same(ids({ entities: d1, messageCodes: new Set(['RARE']) }), ['r-0007'], 'of d1 (i % 3 === 1) and RARE (7, 1007, 2007): 7 only')
+  t.ok(reads <= 3, `${reads} events read for the code (its 3 events), not d1's 1,000`)
+  reads = 0
+  t.same(ids({ entities: d1, messageCodes: new Set(['NONE']) }), [], 'a code no event has')
+  t.equal(reads, 0, 'nothing read')
+  reads = 0
+  // A common code: the entity's events are the fewer, read as before.
+  t.equal(ids({ entities: d1, messageCodes: new Set(['C']) }).length, 999)
+  t.equal(ids({ entities: d1, category: 'alert', messageCodes: undefined }).length, 1000)
+})

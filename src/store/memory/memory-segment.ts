@@ -756,13 +756,7 @@ export class MemorySegment {
       const { messageCodes, category } = query
       if (messageCodes === undefined && category === undefined) return { positions: this.#window(startMs, endMs), ofSelectedEntities: true }
       // Every event, of these codes or this category: their indexes' windows.
-      const { byCode, byCategory } = this.#exclusiveIndexes()
-      const indexes: Uint32Array[] = []
-      for (const key of category !== undefined ? [category] : messageCodes!) {
-        const positions = (category !== undefined ? byCategory : byCode).get(key)
-        if (positions !== undefined && positions.length > 0) indexes.push(positions)
-      }
-      return this.#candidatesOf(indexes, startMs, endMs)
+      return this.#candidatesOf(exclusiveIndexesOf(query, this.#exclusiveIndexes()), startMs, endMs)
     }
     const { byDevice, bySpace } = this.#indexes()
     const indexes: Uint32Array[] = []
@@ -774,7 +768,27 @@ export class MemorySegment {
       const positions = bySpace.get(id)
       if (positions !== undefined && positions.length > 0) indexes.push(positions)
     }
+    // Entities and codes or a category: the events of those codes (or that category), checked for
+    // the entities, when they are fewer than the entities' events. A rare code of a large tag, or
+    // any code asked for by a scoped token (its scope is its entities), walked the entities'
+    // events for the few that had it: 63–139 ms in one piece over a year of a million events
+    // (a black-box attacker's session, 2026-11-28), against 2.4 ms by the code's index.
+    if (query.messageCodes !== undefined || query.category !== undefined) {
+      const built = this.#byCode !== undefined || this.#size <= EXCLUSIVE_INDEX_AT_QUERY_MAX
+      const exclusive = built ? exclusiveIndexesOf(query, this.#exclusiveIndexes()) : undefined
+      if (exclusive !== undefined) {
+        const fewer = this.#inWindow(exclusive, startMs, endMs, Number.POSITIVE_INFINITY)
+        if (fewer < this.#inWindow(indexes, startMs, endMs, fewer + 1)) return { positions: this.#candidatesOf(exclusive, startMs, endMs).positions, ofSelectedEntities: false }
+      }
+    }
     return this.#candidatesOf(indexes, startMs, endMs)
+  }
+
+  /** How many of these indexes' events are in the window, counted up to `enough` (then at least that many). */
+  #inWindow (indexes: Uint32Array[], startMs: number, endMs: number, enough: number): number {
+    let count = 0
+    for (let i = 0; i < indexes.length && count < enough; i++) count += this.#lowerBoundIn(indexes[i]!, endMs) - this.#lowerBoundIn(indexes[i]!, startMs)
+    return count
   }
 
   /**
@@ -808,6 +822,23 @@ export class MemorySegment {
     return { positions: () => unique(merged), ofSelectedEntities: true }
   }
 }
+
+/** The code or category indexes of a query's exclusive filter, those with events. */
+function exclusiveIndexesOf ({ messageCodes, category }: EventQuery, { byCode, byCategory }: { byCode: Map<string, Uint32Array>, byCategory: Map<string, Uint32Array> }): Uint32Array[] {
+  const indexes: Uint32Array[] = []
+  for (const key of category !== undefined ? [category] : messageCodes ?? []) {
+    const positions = (category !== undefined ? byCategory : byCode).get(key)
+    if (positions !== undefined && positions.length > 0) indexes.push(positions)
+  }
+  return indexes
+}
+
+/**
+ * A segment this small builds its code and category indexes for a query with entities when it
+ * has none (some 13 ms at most); a larger one (the loaded events, until their index is built in
+ * turns after the load) answers such a query by its entities' indexes.
+ */
+const EXCLUSIVE_INDEX_AT_QUERY_MAX = 65_536
 
 /** A window of one entity's index: the whole index, and where the window begins in it. */
 interface IndexWindow {
