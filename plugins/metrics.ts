@@ -17,6 +17,8 @@ export interface ProviderMetrics {
   readonly storeQuerySeconds: CheapHistogram<'store' | 'outcome'>
   /** Store failures (unavailable, a refused query, a broken contract), by kind. */
   readonly storeFailures: Counter<'kind'>
+  /** Requests that waited for a later turn of the event loop (src/http/turn-budget.ts). */
+  readonly requestsDeferred: Counter
   /** Counts a request no route serves, as it is answered. */
   countUnrouted (request: FastifyRequest, reply: FastifyReply): void
 }
@@ -67,7 +69,8 @@ export default fp<MetricsOptions>(async function metrics (fastify, options) {
     eventsServed: new Counter({ name: 'events_served_total', help: 'Events written into events answers', registers: [registry] }),
     storeQuerySeconds,
     countUnrouted: (request: FastifyRequest, reply: FastifyReply) => countUnrouted(request, reply),
-    storeFailures: new Counter({ name: 'store_failures_total', help: 'Store failures by kind: unavailable, query_refused, contract_broken', labelNames: ['kind'] as const, registers: [registry] })
+    storeFailures: new Counter({ name: 'store_failures_total', help: 'Store failures by kind: unavailable, query_refused, contract_broken', labelNames: ['kind'] as const, registers: [registry] }),
+    requestsDeferred: new Counter({ name: 'requests_deferred_total', help: 'Events and stream requests that waited for a later turn of the event loop, the requests read with them having spent its budget (TURN_BUDGET_MS, 10 ms)', registers: [registry] })
   })
   // One observation per answer through a child kept per route, method and status (prom-client
   // hashes a labels object on every observe). Each route gets its own hook, knowing its pattern

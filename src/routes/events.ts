@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ErrorObject } from '../../schemas/error.js'
 import { EventsQuerystring, EventsResponse, exclusiveEventFilters } from '../../schemas/events.js'
 import { errorResponses } from '../../schemas/responses.js'
@@ -12,10 +12,11 @@ import { renderEventsBody } from '../events/render-events-body.js'
 import { preferredCoding, type ContentCoding } from '../http/accept-encoding.js'
 import { COMPRESS_FROM_BYTES, compressedStream } from '../http/compressed-stream.js'
 import { sendError, sendJson } from '../http/replies.js'
+import { turnBudgetSpent, waitForTurnBudget } from '../http/turn-budget.js'
 import { dateRangeOf } from '../time/date-range.js'
 
 const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { eventsServed, storeQuerySeconds } = fastify.providerMetrics
+  const { eventsServed, storeQuerySeconds, requestsDeferred } = fastify.providerMetrics
   const answered = storeQuerySeconds.series(fastify.events.kind, 'ok')
   const failed = storeQuerySeconds.series(fastify.events.kind, 'failed')
   fastify.get('/v2/events', {
@@ -25,13 +26,24 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     },
     config: { queryRules: { exclusive: exclusiveEventFilters } }
   }, function (request, reply) {
+    // Requests read together past the turn's budget wait for a later turn (turn-budget.ts).
+    if (!turnBudgetSpent()) return answer(request, reply, request.query)
+    requestsDeferred.inc()
+    return waitForTurnBudget().then(() => {
+      // Its client left meanwhile: nothing to answer.
+      if (request.raw.socket?.destroyed === true) reply.hijack()
+      else return answer(request, reply, request.query)
+    })
+  })
+
+  function answer (request: FastifyRequest, reply: FastifyReply, parameters: EventsQuerystring): Promise<void> | undefined {
     // The dates are the last check (403), after the name rules and the schema's values (400s).
-    const range = dateRangeOf(request.query.start_date, request.query.end_date, Date.now())
+    const range = dateRangeOf(parameters.start_date, parameters.end_date, Date.now())
     if (typeof range === 'string') {
       sendError(reply, range)
       return
     }
-    const { query, errors } = buildEventQuery(request.query, range, fastify.entityRegistry, request.principal.scope)
+    const { query, errors } = buildEventQuery(parameters, range, fastify.entityRegistry, request.principal.scope)
     const started = performance.now()
     const accepted = request.headers['accept-encoding']
     const coding = accepted === undefined ? undefined : preferredCoding(accepted)
@@ -51,7 +63,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     // A memory-store answer is ready now: no promise for it (the handler is not async).
     if (body instanceof Promise) return body.then(async (answer) => { await send(reply, answer, coding) })
     send(reply, body, coding)
-  })
+  }
 }
 
 /**
