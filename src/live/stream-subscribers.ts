@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net'
+import { setImmediate as checkPhase } from 'node:timers/promises'
 import type { Message } from '../../schemas/message.js'
 import type { Principal } from '../auth/principal.js'
 import type { EntitySelection, EventQuery } from '../store/event-store.js'
@@ -59,6 +60,9 @@ export function namedFrame (event: string, data: unknown): string {
 }
 
 const HEARTBEAT_FRAME = Buffer.from(': keep-alive\n\n')
+
+/** Streams written a heartbeat in one turn of the event loop: about 8 ms. */
+export const HEARTBEATS_PER_TURN = 1000
 
 /** How long an ended stream's client has to close its side before the connection is destroyed. */
 const END_GRACE_MS = 2000
@@ -157,6 +161,8 @@ export class StreamSubscribers {
   readonly #log: StreamLog
   readonly #streams = new Set<StreamSubscriber>()
   readonly #heartbeat: NodeJS.Timeout
+  /** A heartbeat is under way (#beat): the next one waits for the interval after it. */
+  #beating = false
 
   /** Open streams by the key of the token that opened them. */
   readonly #byToken = new Map<string, number>()
@@ -182,12 +188,31 @@ export class StreamSubscribers {
     this.#limits = limits
     this.#log = log
     this.#counted = counted
-    this.#heartbeat = setInterval(() => {
-      for (const stream of this.#streams) this.write(stream, HEARTBEAT_FRAME)
+    this.#heartbeat = setInterval(() => { this.#beat().catch((error: unknown) => { this.#log.info({ err: error }, 'a heartbeat failed') }) }, limits.heartbeatMs)
+    this.#heartbeat.unref()
+  }
+
+  /**
+   * A heartbeat: the keep-alive comment to every stream, HEARTBEATS_PER_TURN of them a turn of the
+   * event loop (10,000 streams took 78–113 ms in one turn, a black-box attacker's session,
+   * 2026-11-28), then the unsent data counted.
+   */
+  async #beat (): Promise<void> {
+    if (this.#beating) return
+    this.#beating = true
+    try {
+      let written = 0
+      // Those open now; one that ends meanwhile is passed over.
+      for (const stream of [...this.#streams]) {
+        if (!this.#streams.has(stream)) continue
+        this.write(stream, HEARTBEAT_FRAME)
+        if (++written % HEARTBEATS_PER_TURN === 0) await checkPhase()
+      }
       // Streams that have caught up leave #behind, and the estimate is exact again.
       if (this.#behind.size > 0 || this.#unsentEstimate > 0) this.#countUnsent()
-    }, limits.heartbeatMs)
-    this.#heartbeat.unref()
+    } finally {
+      this.#beating = false
+    }
   }
 
   get count (): number {

@@ -169,3 +169,24 @@ t.test('the estimate of the unsent data goes back to nothing at a heartbeat once
   await new Promise((resolve) => setTimeout(resolve, 120))
   t.equal(streams.unsentBytes, 0)
 })
+
+t.test('a heartbeat writes HEARTBEATS_PER_TURN streams a turn of the event loop, every open stream once', async (t) => {
+  const { HEARTBEATS_PER_TURN } = await import('../../src/live/stream-subscribers.js')
+  const streams = subscribers({ heartbeatMs: 40 }, [])
+  const all = Array.from({ length: 2 * HEARTBEATS_PER_TURN + 500 }, (_, i) => open(streams, `s-${i}`, true))
+  // The first heartbeat: the streams written by each turn.
+  const byTurn: number[] = []
+  const written = () => all.filter(({ socket }) => socket.written > 0).length
+  await new Promise<void>((resolve) => {
+    const sample = (): void => {
+      const now = written()
+      if (now > 0) byTurn.push(now)
+      if (now === all.length) resolve()
+      else setImmediate(sample)
+    }
+    setImmediate(sample)
+  })
+  t.ok(byTurn[0]! <= HEARTBEATS_PER_TURN, `${byTurn[0]} streams in the first turn`)
+  t.ok(byTurn.length >= 3, `over ${byTurn.length} turns`)
+  t.ok(all.every(({ socket }) => socket.written === ': keep-alive\n\n'.length), 'each once')
+})
