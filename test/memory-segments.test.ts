@@ -484,7 +484,7 @@ t.test('entities and a rare code: the code\'s events are read and checked for th
   const { scanWireParts, WireExclusiveFilter } = await import('../src/data/wire-line.js')
   const builder = new SegmentBuilder(1 << 20)
   const lines: StoredEvent[] = []
-  for (let i = 0; i < 3000; i++) {
+  for (let i = 0; i < 6000; i++) {
     const event = stored(`r-${String(i).padStart(4, '0')}`, 1000 + i, `d${i % 3}`)
     if (i % 1000 === 7) event.message.message_code = 'RARE'
     lines.push(event)
@@ -494,19 +494,33 @@ t.test('entities and a rare code: the code\'s events are read and checked for th
     t.equal(builder.addWire(bytes, 0, bytes.length, scanWireParts(bytes, 0, bytes.length)!, i + 1), undefined)
   })
   const segment = builder.build()
+  const builder2Segment = () => {
+    const small = new SegmentBuilder(1 << 16)
+    for (let i = 0; i < 300; i++) {
+      const event = stored(`f-${i}`, 1000 + i, `d${i % 3}`)
+      if (i === 1) event.message.message_code = 'RARE'
+      const bytes = Buffer.from(encodeMessage(event.message))
+      small.addWire(bytes, 0, bytes.length, scanWireParts(bytes, 0, bytes.length)!, i + 1)
+    }
+    return small.build()
+  }
   let reads = 0
   const mayMatch = WireExclusiveFilter.prototype.mayMatch
   WireExclusiveFilter.prototype.mayMatch = function (this: typeof WireExclusiveFilter.prototype, bytes: Buffer, start: number) { reads++; return mayMatch.call(this, bytes, start) }
   t.teardown(() => { WireExclusiveFilter.prototype.mayMatch = mayMatch })
   const ids = (query: Partial<EventQuery>) => [...segment.batches({ startMs: T0, endMs: T0 + 10_000, entities: undefined, ...query })].flatMap((batch) => batch.messages.map((message) => message.message_id))
   const d1 = { deviceIds: new Set(['d1']), spaceIds: new Set<string>() }
-  t.same(ids({ entities: d1, messageCodes: new Set(['RARE']) }), ['r-0007'], 'of d1 (i % 3 === 1) and RARE (7, 1007, 2007): 7 only')
-  t.ok(reads <= 3, `${reads} events read for the code (its 3 events), not d1's 1,000`)
+  t.same(ids({ entities: d1, messageCodes: new Set(['RARE']) }), ['r-0007', 'r-3007'], 'of d1 (i % 3 === 1) and RARE (7, 1007, 2007, ...): 7 and 3007')
+  t.ok(reads <= 6, `${reads} events read for the code (its 6 events), not d1's 2,000`)
   reads = 0
   t.same(ids({ entities: d1, messageCodes: new Set(['NONE']) }), [], 'a code no event has')
   t.equal(reads, 0, 'nothing read')
   reads = 0
   // A common code: the entity's events are the fewer, read as before.
-  t.equal(ids({ entities: d1, messageCodes: new Set(['C']) }).length, 999)
-  t.equal(ids({ entities: d1, category: 'alert', messageCodes: undefined }).length, 1000)
+  t.equal(ids({ entities: d1, messageCodes: new Set(['C']) }).length, 1998)
+  t.equal(ids({ entities: d1, category: 'alert', messageCodes: undefined }).length, 2000)
+  // An entity of few events in the window: they are read, no code index is built for them.
+  const few = builder2Segment()
+  t.same([...few.batches({ startMs: T0, endMs: T0 + 10_000, entities: { deviceIds: new Set(['d1']), spaceIds: new Set() }, messageCodes: new Set(['RARE']) })].flatMap((batch) => batch.messages.map((message) => message.message_id)), ['f-1'])
+  t.equal(few.buildExclusiveIndexes(0), false, 'no code index built for 100 events')
 })

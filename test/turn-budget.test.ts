@@ -4,7 +4,8 @@ import { TURN_BUDGET_MS, turnBudgetSpent, waitForTurnBudget } from '../src/http/
 
 const checkPhase = async () => { await new Promise((resolve) => setImmediate(resolve)) }
 const busy = (ms: number) => {
-  const end = performance.now() + ms; while (performance.now() < end);
+  const end = performance.now() + ms
+  while (performance.now() < end) { /* the event loop held */ }
 }
 
 t.test('a turn\'s budget is spent once its requests took TURN_BUDGET_MS, and renewed at the next turn', async (t) => {
@@ -16,6 +17,24 @@ t.test('a turn\'s budget is spent once its requests took TURN_BUDGET_MS, and ren
   t.equal(await waitForTurnBudget(), true, 'waited for a later turn')
   t.equal(turnBudgetSpent(), false, 'a new budget')
   t.equal(await waitForTurnBudget(), false, 'not spent: no wait')
+})
+
+t.test('requests that wait go on in the order they came, one a turn, ahead of those that come later', async (t) => {
+  await checkPhase()
+  const order: string[] = []
+  const request = async (name: string, work = 0): Promise<void> => {
+    await waitForTurnBudget()
+    busy(work)
+    order.push(name)
+  }
+  turnBudgetSpent()
+  busy(TURN_BUDGET_MS + 1)
+  // Three wait; the first of them is let go from the check phase, where later requests come too.
+  const first = [request('a', 2), request('b', 2), request('c', 2)]
+  setImmediate(() => { first.push(request('late-1'), request('late-2')) })
+  await Promise.all(first)
+  await Promise.all(first)
+  t.same(order, ['a', 'b', 'c', 'late-1', 'late-2'])
 })
 
 t.test('events requests read together past the budget wait for later turns, and are each answered as alone', async (t) => {

@@ -161,6 +161,7 @@ export class StreamSubscribers {
   readonly #log: StreamLog
   readonly #streams = new Set<StreamSubscriber>()
   readonly #heartbeat: NodeJS.Timeout
+  #ended = false
   /** A heartbeat is under way (#beat): the next one waits for the interval after it. */
   #beating = false
 
@@ -235,6 +236,12 @@ export class StreamSubscribers {
 
   add (stream: StreamSubscriber): void {
     if (this.#streams.has(stream)) return
+    // The provider is shutting down (endAll): a stream opened meanwhile ends as the others did.
+    if (this.#ended) {
+      stream.closed = true
+      stream.socket.end()
+      return
+    }
     this.#streams.add(stream)
     const key = stream.opener?.principal.key
     if (key !== undefined) this.#byToken.set(key, (this.#byToken.get(key) ?? 0) + 1)
@@ -459,7 +466,13 @@ export class StreamSubscribers {
   }
 
   /** Ends every stream cleanly (shutdown): clients reconnect, to another instance or to this one once back. */
+  /** Whether endAll has run: the provider is shutting down. */
+  get ended (): boolean {
+    return this.#ended
+  }
+
   endAll (): void {
+    this.#ended = true
     clearInterval(this.#heartbeat)
     for (const stream of this.#streams) {
       // A replay cut short says from when to backfill, as end() does: its frames carry the cursor of its start.

@@ -46,6 +46,11 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
         reply.hijack()
         return
       }
+      // The provider began to shut down meanwhile: its streams have ended.
+      if (fastify.live.streams.ended) {
+        reply.header('retry-after', String(options.retryAfterSeconds))
+        return sendError(reply, 'service_unavailable')
+      }
     }
     const parameters = request.query
     let startMs: number | undefined

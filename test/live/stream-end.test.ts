@@ -68,3 +68,16 @@ t.test('the IDs a replay sent while their ingest was on its way are dropped from
   t.match(written(), 'new-2')
   t.equal(stream.replayedWhileWritten.size, 0, 'nothing being written: forgotten')
 })
+
+t.test('a stream added after endAll (the provider shutting down) is ended at once, not kept', async (t) => {
+  const streams = new StreamSubscribers({ maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 1 << 20, maxUnsentBytes: 1 << 30, heartbeatMs: 60_000 }, { info () {} })
+  streams.endAll()
+  t.equal(streams.ended, true)
+  let ended = 0
+  const socket = { write: () => true, end: () => { ended++ }, destroy () {}, writableLength: 0, destroyed: false }
+  const stream = new StreamSubscriber(socket as unknown as Socket, { entities: undefined }, '', 0)
+  streams.add(stream)
+  t.equal(streams.count, 0)
+  t.equal(stream.closed, true)
+  t.equal(ended, 1)
+})
