@@ -38,7 +38,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     },
     config: { queryRules: { exclusive: exclusiveStreamFilters }, stream: true }
   }, async function (request, reply) {
-    // Streams opened together past the turn's budget wait for a later turn (turn-budget.ts): a
+    // Streams opened once the turn's budget is spent wait in line for a later turn (turn-budget.ts): a
     // thousand opens of fifteen tags, about 1 ms each, were one turn of 976 ms.
     if (await waitForTurnBudget()) {
       fastify.providerMetrics.requestsDeferred.inc()

@@ -26,7 +26,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     },
     config: { queryRules: { exclusive: exclusiveEventFilters } }
   }, function (request, reply) {
-    // Requests read together past the turn's budget wait for a later turn (turn-budget.ts).
+    // Requests read once the turn's budget is spent wait in line for a later turn (turn-budget.ts).
     if (!turnBudgetSpent()) return answer(request, reply, request.query)
     requestsDeferred.inc()
     return waitForTurnBudget().then(() => {
