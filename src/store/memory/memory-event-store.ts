@@ -284,7 +284,12 @@ export class MemoryEventStore implements EventStore {
     return this.#ids.size
   }
 
-  async #commitGroup (group: readonly WriteCall[], added: AddedIds, progress: { appended: boolean }): Promise<void> {
+  /**
+   * Each call's outcome, its events judged after the ones before them (in the store, then earlier
+   * in the group), JUDGED_PER_TURN events a turn. The new events' IDs go into the ID index as
+   * they are judged, and into `added` (taken out again by #commit if the group fails).
+   */
+  async #judge (group: readonly WriteCall[], added: AddedIds): Promise<{ stored: IngestEvent[], outcomes: WriteOutcome[], total: number }> {
     // The group's own new events, by message_id: a later call (or line) of the group with one of
     // their IDs is judged against them.
     const stored: IngestEvent[] = []
@@ -336,6 +341,17 @@ export class MemoryEventStore implements EventStore {
       outcome.written = outcome.stored.length
       outcomes.push(outcome)
     }
+    return { stored, outcomes, total }
+  }
+
+  /**
+   * A group judged, then written: its segment built before the append (so that whatever fails,
+   * fails before anything is on disk), its lines appended and on disk, then its events served
+   * and each call answered with its outcome. A large group gives the event loop a turn between
+   * these pieces.
+   */
+  async #commitGroup (group: readonly WriteCall[], added: AddedIds, progress: { appended: boolean }): Promise<void> {
+    const { stored, outcomes, total } = await this.#judge(group, added)
     const large = total > JUDGED_PER_TURN
     if (large) await nextTurn()
     // Built before the append: whatever fails here fails before anything is on disk. Events that
