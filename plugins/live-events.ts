@@ -8,6 +8,7 @@ import { messageIdOf, type StoredEvent } from '../src/data/event-lines.js'
 import { jsonBytesOf } from '../src/data/json-bytes.js'
 import { StoreUnavailableError } from '../src/store/event-store.js'
 import { encodeMessage } from '../src/store/message-json.js'
+import { askedOtherwise } from '../src/live/asked-entities.js'
 import { ClusterWorkerBus } from '../src/live/cluster-bus.js'
 import { EventLog } from '../src/live/event-log.js'
 import { WrittenEvent, type AcceptedEvent, type BrokerStatus, type LiveBus } from '../src/live/live-bus.js'
@@ -233,6 +234,16 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       }
       return changed
     }, 'its scope covers other entities in the reloaded registry')
+    // A stream's filter was resolved when it opened: one whose tags have other members now, or
+    // that named a device or space the registry has only now, would go on without the events the
+    // same request selects from now on (a new device of a tag it follows, say). It ends cleanly,
+    // and its client, reconnecting with Last-Event-ID, is resolved afresh and missed nothing.
+    const changes = registry.changesSince(before)
+    if (changes.tagIds.size + changes.addedDeviceIds.size + changes.addedSpaceIds.size === 0) return
+    streams.endWhere((stream) => {
+      const asked = stream.opener?.asked
+      return asked !== undefined && askedOtherwise(asked, changes)
+    }, 'the entities it asked for are others in the reloaded registry')
   })
 
   // Streams end before the server waits for its connections to close, but after the ingests

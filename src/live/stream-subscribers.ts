@@ -2,6 +2,7 @@ import type { Socket } from 'node:net'
 import { setImmediate as checkPhase } from 'node:timers/promises'
 import type { Message } from '../../schemas/message.js'
 import type { Principal } from '../auth/principal.js'
+import type { AskedEntities } from './asked-entities.js'
 import type { EntitySelection, EventQuery } from '../store/event-store.js'
 import { matchesFilters } from '../store/store-contract.js'
 import type { KnownEntities } from '../store/store-contract.js'
@@ -93,6 +94,8 @@ export interface StreamOpener {
   /** Its token's key in the token directory; undefined for a token the directory does not hold (a JWT). */
   directoryKey: string | undefined
   principal: Principal
+  /** What it asked for that a reloaded registry can give another meaning; undefined: nothing. */
+  asked?: AskedEntities | undefined
 }
 
 /**
@@ -465,12 +468,12 @@ export class StreamSubscribers {
     setTimeout(() => { socket.destroy() }, END_GRACE_MS).unref()
   }
 
-  /** Ends every stream cleanly (shutdown): clients reconnect, to another instance or to this one once back. */
   /** Whether endAll has run: the provider is shutting down. */
   get ended (): boolean {
     return this.#ended
   }
 
+  /** Ends every stream cleanly (shutdown): clients reconnect, to another instance or to this one once back. */
   endAll (): void {
     this.#ended = true
     clearInterval(this.#heartbeat)

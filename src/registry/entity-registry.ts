@@ -20,6 +20,15 @@ export interface ResolvedEntities {
   visible: EntitySelection | undefined
 }
 
+/** What a reloaded registry changed that an open stream's filter depends on (src/live/asked-entities.ts). */
+export interface RegistryChanges {
+  /** Tags added, removed, or with other members. */
+  tagIds: ReadonlySet<string>
+  /** Devices and spaces known now that were not before. */
+  addedDeviceIds: ReadonlySet<string>
+  addedSpaceIds: ReadonlySet<string>
+}
+
 /** The devices and spaces a registry knows, by number. */
 export interface KnownNumbers {
   devices: EntityNumberSet
@@ -66,6 +75,21 @@ export class EntityRegistry {
     }
     for (const [device, then] of before.#deviceSpace) if (!this.#deviceSpace.has(device)) moved.push({ device, then, now: undefined })
     return moved
+  }
+
+  /** What this registry changed from `before`: tags and added devices and spaces (RegistryChanges). */
+  changesSince (before: EntityRegistry): RegistryChanges {
+    const tagIds = new Set<string>()
+    for (const [id, tag] of this.#tags) {
+      const then = before.#tags.get(id)
+      if (then === undefined || !sameMembers(tag.deviceIds, then.deviceIds) || !sameMembers(tag.spaceIds, then.spaceIds)) tagIds.add(id)
+    }
+    for (const id of before.#tags.keys()) if (!this.#tags.has(id)) tagIds.add(id)
+    const addedDeviceIds = new Set<string>()
+    for (const id of this.#deviceSpace.keys()) if (!before.#deviceSpace.has(id)) addedDeviceIds.add(id)
+    const addedSpaceIds = new Set<string>()
+    for (const id of this.#spaces) if (!before.#spaces.has(id)) addedSpaceIds.add(id)
+    return { tagIds, addedDeviceIds, addedSpaceIds }
   }
 
   /** The same rule by number (src/data/entity-numbers.ts): the known devices and spaces. */
@@ -186,4 +210,13 @@ export class EntityRegistry {
     }
     return { selection: { deviceIds: devices, spaceIds: spaces }, errors, visible }
   }
+}
+
+/** Whether two lists hold the same members, in any order. */
+function sameMembers (a: readonly string[], b: readonly string[]): boolean {
+  const members = new Set(a)
+  const others = new Set(b)
+  if (members.size !== others.size) return false
+  for (const member of others) if (!members.has(member)) return false
+  return true
 }

@@ -7,6 +7,7 @@ import { errorResponses } from '../../schemas/responses.js'
 import { directoryKeyOf } from '../auth/directory-key.js'
 import { splitList } from '../http/list-parameter.js'
 import { sendError } from '../http/replies.js'
+import { askedEntities } from '../live/asked-entities.js'
 import { messageFrame } from '../live/delivery-frames.js'
 import { namedFrame, streamHead, StreamSubscriber } from '../live/stream-subscribers.js'
 import type { Principal } from '../auth/principal.js'
@@ -90,10 +91,11 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
       reply.header('retry-after', String(options.retryAfterSeconds))
       return sendError(reply, 'too_many_requests')
     }
+    const tagIds = splitList(parameters.tag_ids)
     const { selection, errors, visible } = fastify.entityRegistry.resolve({
       deviceIds: splitList(parameters.device_ids),
       spaceIds: splitList(parameters.space_ids),
-      tagIds: splitList(parameters.tag_ids)
+      tagIds
     }, request.principal.scope)
     const messageCodes = splitList(parameters.message_codes)
     const { filter, key } = streams.filters.shared({ entities: selection, scope: visible, category: parameters.message_category, messageCodes: messageCodes && new Set(messageCodes) })
@@ -102,7 +104,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     // one replaced since this request was let in (a reload in between) is not let in.
     const directoryKey = directoryKeyOf(request)
     if (directoryKey !== undefined && fastify.tokens.byKey(directoryKey) !== request.principal) return sendError(reply, 'unauthorized_request')
-    const opener = { directoryKey, principal: request.principal }
+    const opener = { directoryKey, principal: request.principal, asked: askedEntities(tagIds, errors) }
 
     // HEAD (Fastify answers it with this route): the stream's headers, and no stream.
     if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache').send('')

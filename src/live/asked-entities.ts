@@ -1,0 +1,30 @@
+import type { ItemError } from '../../schemas/events.js'
+import type { RegistryChanges } from '../registry/entity-registry.js'
+
+/**
+ * What a stream named that a reloaded registry can give another meaning: its tags (whose members
+ * change), and the devices and spaces it named that the registry did not know when it opened
+ * (which a reload can add). Its filter was resolved then, once; such a stream is ended when a
+ * reload touches one of these, and its client, reconnecting with Last-Event-ID, is resolved
+ * afresh and resumes with every event accepted since (plugins/live-events.ts).
+ */
+export interface AskedEntities {
+  tagIds: readonly string[]
+  unknownDeviceIds: readonly string[]
+  unknownSpaceIds: readonly string[]
+}
+
+/** What a stream asked for, from its tag_ids and its item errors; undefined when nothing of it can change. */
+export function askedEntities (tagIds: readonly string[] | undefined, errors: readonly ItemError[]): AskedEntities | undefined {
+  const unknownDeviceIds = errors.filter(({ item_type: type }) => type === 'device').map(({ id }) => id)
+  const unknownSpaceIds = errors.filter(({ item_type: type }) => type === 'space').map(({ id }) => id)
+  if ((tagIds === undefined || tagIds.length === 0) && unknownDeviceIds.length === 0 && unknownSpaceIds.length === 0) return undefined
+  return { tagIds: tagIds ?? [], unknownDeviceIds, unknownSpaceIds }
+}
+
+/** Whether a reload's changes give what the stream asked for another meaning. */
+export function askedOtherwise ({ tagIds, unknownDeviceIds, unknownSpaceIds }: AskedEntities, changes: RegistryChanges): boolean {
+  return tagIds.some((id) => changes.tagIds.has(id)) ||
+    unknownDeviceIds.some((id) => changes.addedDeviceIds.has(id)) ||
+    unknownSpaceIds.some((id) => changes.addedSpaceIds.has(id))
+}
