@@ -55,7 +55,7 @@ export default async function app (fastify: FastifyInstance, options: AppOptions
   fastify.register(authentication, { tokens, tokensFile: config.tokensFile, jwt: config.jwt })
   fastify.register(rateLimits, { limit: config.rateLimit })
   // After the rate limit: its hook is added to each route before the name rules' (plugins/query-rules.ts).
-  fastify.register(queryRules, { afterRateLimit: config.rateLimit !== undefined })
+  fastify.register(queryRules)
   fastify.register(eventStore, { store: config.store })
   fastify.register(specifications, { specificationsFile: config.specificationsFile })
   fastify.register(liveEvents, { stream: config.stream, mqtt: config.mqtt })

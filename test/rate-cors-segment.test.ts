@@ -1,5 +1,5 @@
 import t from 'tap'
-import { AUTH, build, OTHER_TOKEN } from './helper.js'
+import { AUTH, build, INGEST_AUTH, OTHER_TOKEN } from './helper.js'
 
 const EVENTS = '/svc/v2/events?start_date=2024-01-01T00:00:00Z'
 
@@ -23,6 +23,18 @@ t.test('RATE_LIMIT: per token, 429 in the error object with Retry-After and Rate
   for (let i = 0; i < 5; i++) t.equal((await app.inject({ url: '/health/ready' })).statusCode, 200, 'probes are not limited')
   const counted = await app.inject({ url: EVENTS, headers: { authorization: `Bearer ${OTHER_TOKEN}` } })
   t.equal(counted.headers['ratelimit-remaining'], '1', 'remaining on a counted answer')
+})
+
+t.test('RATE_LIMIT on the ingest: 401 and 403 first, then 429, then the body\'s type and size', async (t) => {
+  const app = await build(t, { rateLimit: { max: 2, windowMs: 60_000, text: '2/minute' }, ingestMaxBytes: 64 })
+  const post = async (headers: Record<string, string>, payload = '') => (await app.inject({ method: 'POST', url: '/ingest/events', headers, payload })).statusCode
+  const plain = { ...INGEST_AUTH, 'content-type': 'text/plain' }
+  t.equal(await post(plain), 415, 'within the limit: the type is judged')
+  t.equal(await post({ ...INGEST_AUTH, 'content-type': 'application/x-ndjson' }, 'x'.repeat(65)), 413, 'and the size')
+  t.equal(await post(plain), 429, 'past it: 429 before the type')
+  t.equal(await post({ ...INGEST_AUTH, 'content-type': 'application/x-ndjson' }, 'x'.repeat(65)), 429, 'and before the size')
+  t.equal(await post({ 'content-type': 'text/plain' }), 401, 'no token: 401 before the limit')
+  t.equal(await post({ ...AUTH, 'content-type': 'text/plain' }), 403, 'a consumer token: 403 before the limit')
 })
 
 t.test('CORS_ORIGINS: headers for the listed origins, preflight without a token; none when unset', async (t) => {
