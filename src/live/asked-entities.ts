@@ -1,5 +1,7 @@
+import { hash } from 'node:crypto'
 import type { ItemError } from '../../schemas/events.js'
 import type { RegistryChanges } from '../registry/entity-registry.js'
+import { WeakInterned } from './weak-interned.js'
 
 /**
  * What a stream named that a reloaded registry can give another meaning: its tags (whose members
@@ -19,8 +21,12 @@ export function askedEntities (tagIds: readonly string[] | undefined, errors: re
   const unknownDeviceIds = errors.filter(({ item_type: type }) => type === 'device').map(({ id }) => id)
   const unknownSpaceIds = errors.filter(({ item_type: type }) => type === 'space').map(({ id }) => id)
   if ((tagIds === undefined || tagIds.length === 0) && unknownDeviceIds.length === 0 && unknownSpaceIds.length === 0) return undefined
-  return { tagIds: tagIds ?? [], unknownDeviceIds, unknownSpaceIds }
+  const asked = { tagIds: tagIds ?? [], unknownDeviceIds, unknownSpaceIds }
+  // Kept while its stream is open, and up to a URL's worth of IDs: streams that ask the same share one.
+  return held.intern(hash('sha256', JSON.stringify(asked), 'base64'), asked)
 }
+
+const held = new WeakInterned<AskedEntities>()
 
 /** Whether a reload's changes give what the stream asked for another meaning. */
 export function askedOtherwise ({ tagIds, unknownDeviceIds, unknownSpaceIds }: AskedEntities, changes: RegistryChanges): boolean {

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto'
 import type { StreamFilter } from './stream-subscribers.js'
+import { WeakInterned } from './weak-interned.js'
 
 /**
  * One object per distinct filter of the open streams, and a short key for it: streams that ask
@@ -14,26 +15,18 @@ import type { StreamFilter } from './stream-subscribers.js'
  * for an opening stream whose filter is already held are let go.
  */
 export class SharedStreamFilters {
-  readonly #byKey = new Map<string, WeakRef<StreamFilter>>()
-  readonly #forgotten = new FinalizationRegistry<string>((key) => {
-    // Another filter of this key may have taken its place since.
-    if (this.#byKey.get(key)?.deref() === undefined) this.#byKey.delete(key)
-  })
+  readonly #held = new WeakInterned<StreamFilter>()
 
   /** The filter streams asking for these events share (this one, when no stream holds it), and its key. */
   shared (filter: StreamFilter): { filter: StreamFilter, key: string } {
     const key = streamFilterKey(filter)
     if (key === '') return { filter, key }
-    const held = this.#byKey.get(key)?.deref()
-    if (held !== undefined) return { filter: held, key }
-    this.#byKey.set(key, new WeakRef(filter))
-    this.#forgotten.register(filter, key)
-    return { filter, key }
+    return { filter: this.#held.intern(key, filter), key }
   }
 
   /** Distinct filters held (for tests). */
   get size (): number {
-    return this.#byKey.size
+    return this.#held.size
   }
 }
 

@@ -30,6 +30,9 @@ t.test('what a reload changes that a stream\'s filter depends on: tags with othe
 
   const asked = (tags: string[] | undefined, unknown: Array<['device' | 'space' | 'tag', string]> = []) =>
     askedEntities(tags, unknown.map(([type, id]) => ({ id, item_type: type, message: `invalid_${type}` as const })))
+  const one = asked(['soap dispensers'], [['device', 'x']])
+  t.equal(asked(['soap dispensers'], [['device', 'x']]), one, 'streams that ask the same share one object')
+  t.not(asked(['soap dispensers'], [['space', 'x']]), one)
   t.equal(asked(undefined), undefined, 'no tag and no unknown ID: nothing a reload changes')
   t.equal(asked([]), undefined)
   t.equal(askedOtherwise(asked(['soap dispensers'])!, changes), true, 'a tag with other members')
