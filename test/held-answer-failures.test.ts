@@ -4,6 +4,7 @@ import { createServer, get } from 'node:http'
 import { Readable } from 'node:stream'
 import Fastify from 'fastify'
 import batchedWrites from '../plugins/batched-writes.js'
+import { writeAtOnce } from '../src/http/held-answers.js'
 import { buildApp } from '../src/app.js'
 import { AUTH, storeFromEnv, testConfig } from './helper.js'
 
@@ -40,6 +41,26 @@ t.test('minimal: a stream body that fails before its first byte is answered by t
   const outcome = await fetchOnce(port, '/', {}, 2000)
   t.not(outcome, 'no answer', 'the client gets an answer')
   t.match(outcome, { status: 503 })
+})
+
+t.test('minimal: an answer written at once (a request pipelined behind it) is not sent again, empty, when its async handler resolves without returning the reply', async (t) => {
+  // A helper's black-box attack found `200` with `content-length: 0` for events requests that
+  // waited for their turn (src/http/turn-budget.ts) on a pipelined connection: the handler's
+  // promise resolved while the streamed answer had sent no byte yet, and Fastify sent again.
+  const fastify = Fastify()
+  fastify.register(batchedWrites)
+  fastify.register(async (instance) => {
+    instance.get('/', async (_request, reply) => {
+      writeAtOnce(reply)
+      // Its first byte comes a turn later, as a large answer's may.
+      const body = new Readable({ read () { setImmediate(() => { this.push('{"data":[]}'); this.push(null) }) } })
+      reply.header('content-type', 'application/json').send(body)
+    })
+  })
+  await fastify.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => fastify.close())
+  const { port } = fastify.server.address() as { port: number }
+  t.match(await fetchOnce(port, '/', {}, 2000), { status: 200, body: '{"data":[]}', complete: true })
 })
 
 // The provider: InfluxDB (stand-in) sends two chunks of 1,000 events (past the size where the

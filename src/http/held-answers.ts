@@ -11,7 +11,9 @@ export type WriteAnswer = (error?: Error | null) => void
 const kHeld = Symbol('answer held')
 /** Marks a reply whose answer is written as soon as it is sent (writeAtOnce). */
 const kAtOnce = Symbol('answer written at once')
-type HeldReply = FastifyReply & { [kHeld]?: boolean, [kAtOnce]?: boolean }
+/** Marks a reply whose answer has been let go to be written. */
+const kWritten = Symbol('answer written')
+type HeldReply = FastifyReply & { [kHeld]?: boolean, [kAtOnce]?: boolean, [kWritten]?: boolean }
 
 /**
  * The answers held until the event loop has handled every request of their batch
@@ -78,7 +80,14 @@ export function holdAnswer (reply: FastifyReply, payload: unknown, write: WriteA
     if (isStream(payload)) payload.destroy()
     return
   }
+  // A streamed answer is not sent for Fastify until its first byte, so an async handler that sent
+  // and then resolved without returning the reply is sent again, with no payload, by Fastify:
+  // written, that was an empty 200 in the stream's place (a black-box attacker's session,
+  // 2026-11-28: events requests that waited for their turn, on pipelined connections). An
+  // error's answer (its stream failed before its first byte) has a payload, and goes.
+  if (payload === undefined && heldReply[kWritten] === true) return
   if (heldReply[kAtOnce] === true) {
+    heldReply[kWritten] = true
     write()
     return
   }
@@ -142,6 +151,7 @@ export function writeHeldAnswers (): void {
 function writeHeld (reply: HeldReply, write: WriteAnswer): void {
   // Let go before the write: an error the write runs into is answered by a send of its own.
   reply[kHeld] = false
+  reply[kWritten] = true
   try {
     write()
   } catch (error) {

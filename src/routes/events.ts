@@ -29,13 +29,17 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     // Requests read once the turn's budget is spent wait in line for a later turn (turn-budget.ts).
     if (!turnBudgetSpent()) return answer(request, reply, request.query)
     requestsDeferred.inc()
-    return waitForTurnBudget().then(() => {
+    return waitForTurnBudget().then(async () => {
       // Its client left meanwhile: nothing to answer.
-      if (request.raw.socket?.destroyed === true) reply.hijack()
-      else return answer(request, reply, request.query)
+      if (request.raw.socket?.destroyed === true) return reply.hijack()
+      await answer(request, reply, request.query)
+      // The reply, not undefined: Fastify then waits for it to finish, where it would send again
+      // while a streamed answer has yet to write its first byte (held-answers.ts).
+      return reply
     })
   })
 
+  /** Sends the answer: at once (undefined), or once the store has begun it (its promise ends with the answer). */
   function answer (request: FastifyRequest, reply: FastifyReply, parameters: EventsQuerystring): Promise<void> | undefined {
     // The dates are the last check (403), after the name rules and the schema's values (400s).
     const range = dateRangeOf(parameters.start_date, parameters.end_date, Date.now())
@@ -61,6 +65,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       }
     })
     // A memory-store answer is ready now: no promise for it (the handler is not async).
+    // Awaiting the reply waits for it to finish: a promise ending before would have Fastify send again.
     if (body instanceof Promise) return body.then(async (answer) => { await send(reply, answer, coding) })
     send(reply, body, coding)
   }
