@@ -82,8 +82,8 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
   }
   const log = new EventLog(bus.logId, { events: options.stream.retentionEvents, ms: options.stream.retentionMs })
   const cuts = new Counter({ name: 'stream_disconnects_total', help: 'Streams cut for the provider\'s sake, by reason: own_bound (STREAM_MAX_BUFFER_BYTES: a client that does not read), all_bound (STREAM_MAX_UNSENT_BYTES), too_large (a delivery larger than a stream\'s bound; ended cleanly)', labelNames: ['reason'] as const, registers: [fastify.metrics] })
-  const streams = new StreamSubscribers(options.stream, fastify.log, (reason, count) => { cuts.inc({ reason }, count) })
   const cursorOf = (seq: number) => log.cursorOf(seq)
+  const streams = new StreamSubscribers(options.stream, fastify.log, (reason, count) => { cuts.inc({ reason }, count) }, cursorOf)
   // The groups being written now, and their IDs as a set, made when a replay first asks (adding
   // and removing every ingested ID for the rare replay was a few percent of an ingest's time).
   const beingWritten = new Set<readonly PendingIngest[]>()

@@ -436,6 +436,22 @@ t.test('a delivery larger than STREAM_MAX_BUFFER_BYTES ends the stream cleanly, 
   t.same(resumed.messages.map((frame) => JSON.parse(frame.data!).message_id), big.map((e) => e.message_id), 'every event once, in order')
 })
 
+t.test('a stream ended cleanly before it had any event is given a cursor to resume from: a first delivery larger than STREAM_MAX_BUFFER_BYTES is resumed whole, not lost', async (t) => {
+  const { app, base } = await listening(t, { stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 100, maxClientsPerToken: 100, maxBufferBytes: 64 * 1024, maxUnsentBytes: 1 << 30 } })
+  const reader = stream(t, `${base}/svc/v2/events/stream`)
+  await reader.until((client) => client.status === 200)
+  const big = Array.from({ length: 2000 }, () => event({ date_time: new Date(Date.UTC(2025, 9, 1) + counter).toISOString() }))
+  await ingest(app, big)
+  await reader.until((client) => client.ended, 5000, 'the end of the stream')
+  t.equal(reader.messages.length, 0, 'none of the large delivery on the ended stream')
+  // A frame of its id alone: EventSource keeps it as its last event ID, and dispatches nothing.
+  const last = reader.frames.at(-1)
+  t.same(Object.keys(last ?? {}), ['id'], 'its last frame is a cursor alone')
+  const resumed = stream(t, `${base}/svc/v2/events/stream`, { ...AUTH, 'last-event-id': last!.id! })
+  await resumed.until((client) => client.messages.length === 2000, 10_000, 'the large delivery, resumed')
+  t.same(resumed.messages.map((frame) => JSON.parse(frame.data!).message_id), big.map((e) => e.message_id), 'every event once, in order')
+})
+
 t.test('a resume of a narrow filter through a long log lets other work in between: the log is read a slice a turn', async (t) => {
   const { app, base } = await listening(t, { stream: { retentionEvents: 100_000, retentionMs: Infinity, heartbeatMs: 60_000, maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 2 * 1024 * 1024, maxUnsentBytes: 1 << 30 } })
   const cursor = await cursorOfOneEvent(t, app, base)
