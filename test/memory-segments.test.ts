@@ -524,3 +524,24 @@ t.test('entities and a rare code: the code\'s events are read and checked for th
   t.same([...few.batches({ startMs: T0, endMs: T0 + 10_000, entities: { deviceIds: new Set(['d1']), spaceIds: new Set() }, messageCodes: new Set(['RARE']) })].flatMap((batch) => batch.messages.map((message) => message.message_id)), ['f-1'])
   t.equal(few.buildExclusiveIndexes(0), false, 'no code index built for 100 events')
 })
+
+t.test('codes or a category over a narrow window of a large segment whose code index is not built yet: the window is read, the index not finished in one piece for it', async (t) => {
+  const { SegmentBuilder } = await import('../src/store/memory/segment-builder.js')
+  const { scanWireParts } = await import('../src/data/wire-line.js')
+  const builder = new SegmentBuilder(1 << 24)
+  for (let i = 0; i < 70_000; i++) {
+    const event = stored(`w-${i}`, i * 10, `d${i % 3}`)
+    if (i % 100 === 0) event.message.message_code = 'EVERY_100'
+    const bytes = Buffer.from(encodeMessage(event.message))
+    builder.addWire(bytes, 0, bytes.length, scanWireParts(bytes, 0, bytes.length)!, i + 1)
+  }
+  const segment = builder.build()
+  const ids = (query: Partial<EventQuery>) => [...segment.batches({ startMs: T0, endMs: T0 + 700_000, entities: undefined, ...query })].flatMap((batch) => batch.messages.map((message) => message.message_id))
+  // A window of 10,000 events (100 s).
+  t.same(ids({ startMs: T0 + 100_000, endMs: T0 + 200_000, messageCodes: new Set(['EVERY_100']) }), Array.from({ length: 100 }, (_, i) => `w-${10_000 + i * 100}`))
+  t.equal(ids({ startMs: T0 + 100_000, endMs: T0 + 200_000, category: 'alert' }).length, 10_000)
+  t.equal(segment.buildExclusiveIndexes(0), false, 'the index not built for them')
+  // The whole segment: the index, finished for it.
+  t.equal(ids({ messageCodes: new Set(['EVERY_100']) }).length, 700)
+  t.equal(segment.buildExclusiveIndexes(0), true, 'built')
+})
