@@ -7,13 +7,11 @@ import { hasRequestsWaiting } from './connection-turns.js'
 /** Fastify's continuation of a send, after its onSend hooks: it writes the answer. */
 export type WriteAnswer = (error?: Error | null) => void
 
-/** Marks a reply whose answer is held and not yet let go. */
+/** Marks a reply whose answer is held and not yet let go (true), or let go to be written (false). */
 const kHeld = Symbol('answer held')
 /** Marks a reply whose answer is written as soon as it is sent (writeAtOnce). */
 const kAtOnce = Symbol('answer written at once')
-/** Marks a reply whose answer has been let go to be written. */
-const kWritten = Symbol('answer written')
-type HeldReply = FastifyReply & { [kHeld]?: boolean, [kAtOnce]?: boolean, [kWritten]?: boolean }
+type HeldReply = FastifyReply & { [kHeld]?: boolean, [kAtOnce]?: boolean }
 
 /**
  * The answers held until the event loop has handled every request of their batch
@@ -85,9 +83,9 @@ export function holdAnswer (reply: FastifyReply, payload: unknown, write: WriteA
   // written, that was an empty 200 in the stream's place (a black-box attacker's session,
   // 2026-11-28: events requests that waited for their turn, on pipelined connections). An
   // error's answer (its stream failed before its first byte) has a payload, and goes.
-  if (payload === undefined && heldReply[kWritten] === true) return
+  if (payload === undefined && heldReply[kHeld] === false) return
   if (heldReply[kAtOnce] === true) {
-    heldReply[kWritten] = true
+    heldReply[kHeld] = false
     write()
     return
   }
@@ -151,7 +149,6 @@ export function writeHeldAnswers (): void {
 function writeHeld (reply: HeldReply, write: WriteAnswer): void {
   // Let go before the write: an error the write runs into is answered by a send of its own.
   reply[kHeld] = false
-  reply[kWritten] = true
   try {
     write()
   } catch (error) {
