@@ -8,7 +8,7 @@ import { messageIdOf, type StoredEvent } from '../src/data/event-lines.js'
 import { jsonBytesOf } from '../src/data/json-bytes.js'
 import { StoreUnavailableError } from '../src/store/event-store.js'
 import { encodeMessage } from '../src/store/message-json.js'
-import { askedOtherwise } from '../src/live/asked-entities.js'
+import { askedOtherwise, type SeesEntity } from '../src/live/asked-entities.js'
 import { ClusterWorkerBus } from '../src/live/cluster-bus.js'
 import { EventLog } from '../src/live/event-log.js'
 import { WrittenEvent, type AcceptedEvent, type BrokerStatus, type LiveBus } from '../src/live/live-bus.js'
@@ -82,8 +82,8 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
   }
   const log = new EventLog(bus.logId, { events: options.stream.retentionEvents, ms: options.stream.retentionMs })
   const cuts = new Counter({ name: 'stream_disconnects_total', help: 'Streams cut for the provider\'s sake, by reason: own_bound (STREAM_MAX_BUFFER_BYTES: a client that does not read), all_bound (STREAM_MAX_UNSENT_BYTES), too_large (a delivery larger than a stream\'s bound; ended cleanly)', labelNames: ['reason'] as const, registers: [fastify.metrics] })
+  const streams = new StreamSubscribers(options.stream, fastify.log, (reason, count) => { cuts.inc({ reason }, count) })
   const cursorOf = (seq: number) => log.cursorOf(seq)
-  const streams = new StreamSubscribers(options.stream, fastify.log, (reason, count) => { cuts.inc({ reason }, count) }, cursorOf)
   // The groups being written now, and their IDs as a set, made when a replay first asks (adding
   // and removing every ingested ID for the rare replay was a few percent of an ingest's time).
   const beingWritten = new Set<readonly PendingIngest[]>()
@@ -240,9 +240,25 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     // and its client, reconnecting with Last-Event-ID, is resolved afresh and missed nothing.
     const changes = registry.changesSince(before)
     if (changes.tagIds.size + changes.addedDeviceIds.size + changes.addedSpaceIds.size === 0) return
+    // What a scope sees, asked once per scope and ID (tokens share their scope).
+    const seen = new Map<TokenScope, Map<string, boolean>>()
+    const seesFor = (scope: TokenScope): SeesEntity => (kind, id) => {
+      let ofScope = seen.get(scope)
+      if (ofScope === undefined) seen.set(scope, ofScope = new Map())
+      const key = `${kind}:${id}`
+      let sees = ofScope.get(key)
+      if (sees === undefined) {
+        const request = kind === 'device' ? { deviceIds: [id] } : kind === 'space' ? { spaceIds: [id] } : { tagIds: [id] }
+        sees = registry.resolve(request, scope).errors.length === 0 || (kind === 'tag' && before.resolve(request, scope).errors.length === 0)
+        ofScope.set(key, sees)
+      }
+      return sees
+    }
     streams.endWhere((stream) => {
       const asked = stream.opener?.asked
-      return asked !== undefined && askedOtherwise(asked, changes)
+      if (asked === undefined) return false
+      const scope = stream.opener!.principal.scope
+      return askedOtherwise(asked, changes, scope === undefined ? undefined : seesFor(scope))
     }, 'the entities it asked for are others in the reloaded registry')
   })
 

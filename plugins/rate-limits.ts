@@ -10,9 +10,9 @@ export interface RateLimitsOptions {
  * RATE_LIMIT per token (`@fastify/rate-limit`): beyond it, 429 too_many_requests with Retry-After
  * and the IETF draft's RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset headers (on every
  * counted answer). Counted by the token's name or digest, in a route's onRequest hook: after the
- * token's check (the application's onRequest hook) and before anything else of the route's (an
- * ingest's type and size, the parameters' names and values), so 401 and 403, then 429, then
- * the rest; the probes and other public routes are not counted.
+ * token's check (the application's onRequest hook) and before the route's checks (an ingest's
+ * type and size, the parameters' names and values), so 401 and 403, then 429, then the rest;
+ * the probes and other public routes are not counted.
  * The counts are this process's own (an in-memory LRU): README, "Rate limits", says how several
  * instances share one.
  */

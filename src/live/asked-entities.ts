@@ -28,9 +28,17 @@ export function askedEntities (tagIds: readonly string[] | undefined, errors: re
 
 const held = new WeakInterned<AskedEntities>()
 
-/** Whether a reload's changes give what the stream asked for another meaning. */
-export function askedOtherwise ({ tagIds, unknownDeviceIds, unknownSpaceIds }: AskedEntities, changes: RegistryChanges): boolean {
-  return tagIds.some((id) => changes.tagIds.has(id)) ||
-    unknownDeviceIds.some((id) => changes.addedDeviceIds.has(id)) ||
-    unknownSpaceIds.some((id) => changes.addedSpaceIds.has(id))
+/** Whether a stream's token sees an entity (in the reloaded registry, or for a tag in either): a scoped token's. */
+export type SeesEntity = (kind: 'device' | 'space' | 'tag', id: string) => boolean
+
+/**
+ * Whether a reload's changes give what the stream asked for another meaning. A scoped token's
+ * stream counts only what its token sees (`sees`): one it cannot see is answered as unknown
+ * before and after, and ending its stream would tell its consumer that another's entity exists
+ * or changed (a review's finding).
+ */
+export function askedOtherwise ({ tagIds, unknownDeviceIds, unknownSpaceIds }: AskedEntities, changes: RegistryChanges, sees: SeesEntity = () => true): boolean {
+  return tagIds.some((id) => changes.tagIds.has(id) && sees('tag', id)) ||
+    unknownDeviceIds.some((id) => changes.addedDeviceIds.has(id) && sees('device', id)) ||
+    unknownSpaceIds.some((id) => changes.addedSpaceIds.has(id) && sees('space', id))
 }

@@ -188,17 +188,10 @@ export class StreamSubscribers {
 
   readonly #counted: (cut: StreamCut, streams: number) => void
 
-  /** How the log names a seq (its cursor); without it, an ended stream is given no cursor. */
-  readonly #cursorOf: ((seq: number) => string) | undefined
-
-  /** The seq up to which every stream has been handed what it wants of the accepted events (deliver). */
-  #deliveredThrough = 0
-
-  constructor (limits: StreamLimits, log: StreamLog, counted: (cut: StreamCut, streams: number) => void = () => {}, cursorOf?: (seq: number) => string) {
+  constructor (limits: StreamLimits, log: StreamLog, counted: (cut: StreamCut, streams: number) => void = () => {}) {
     this.#limits = limits
     this.#log = log
     this.#counted = counted
-    this.#cursorOf = cursorOf
     this.#heartbeat = setInterval(() => { this.#beat().catch((error: unknown) => { this.#log.info({ err: error }, 'a heartbeat failed') }) }, limits.heartbeatMs)
     this.#heartbeat.unref()
   }
@@ -270,16 +263,7 @@ export class StreamSubscribers {
 
   /** Hands accepted events, those of known entities only, to every stream that wants them. */
   deliver (events: readonly LiveEvent[], cursorOf: (seq: number) => string, known: KnownEntities, nothingBeingWritten = false): void {
-    if (events.length === 0) return
-    try {
-      this.#deliver(events, cursorOf, known, nothingBeingWritten)
-    } finally {
-      this.#deliveredThrough = Math.max(this.#deliveredThrough, events[events.length - 1]!.seq)
-    }
-  }
-
-  #deliver (events: readonly LiveEvent[], cursorOf: (seq: number) => string, known: KnownEntities, nothingBeingWritten: boolean): void {
-    if (this.#streams.size === 0) return
+    if (this.#streams.size === 0 || events.length === 0) return
     const served = events.filter(({ message }) => known.knowsEntityOf(message))
     if (served.length === 0) return
     const firstSeq = served[0]!.seq
@@ -333,8 +317,13 @@ export class StreamSubscribers {
     // One line for them all: a large ingest can end thousands at once.
     if (tooLarge.length > 0) {
       this.#log.info({ streams: tooLarge.length, reason: TOO_LARGE, tokens: tokenNamesOf(tooLarge) }, 'streams ended')
-      // Their cursor: what came before this delivery, which they had.
-      for (const stream of tooLarge) this.end(stream, TOO_LARGE, false, firstSeq - 1)
+      // Each is given its cursor, what came before this delivery (which it had), in a frame of its
+      // `id` alone: a stream that had no event yet had none to resume from, and lost the delivery
+      // without a word (a helper's black-box attack, 2026-11-28). EventSource keeps the id and
+      // dispatches nothing. (Not written on other ends: a stream on a worker started again after
+      // a crash may not know the cluster's seq, and a client's parser may take such a frame for
+      // an empty message; here the alternative was a loss.)
+      for (const stream of tooLarge) this.end(stream, TOO_LARGE, false, `id: ${cursorOf(Math.max(stream.afterSeq, firstSeq - 1))}\n\n`)
       this.#counted('too_large', tooLarge.length)
     }
   }
@@ -470,15 +459,17 @@ export class StreamSubscribers {
   }
 
   /**
-   * Ends one stream: first what its client needs to go on (#writeLastWord: a `reset` for a replay
-   * still running, else its cursor, the events up to `through` being its); then the connection
-   * is ended, and destroyed soon after if the client leaves it half open (it no longer counts
-   * against STREAM_MAX_CLIENTS, so it must not outlive that).
+   * Ends one stream: a replay still running says from when to backfill first (`reset`, as for a
+   * cursor too old to resume), since its frames carry the cursor of its start; a live stream is
+   * given `cursorFrame` when there is one (deliver); then the connection is ended, and destroyed
+   * soon after if the client leaves it half open (it no longer counts against
+   * STREAM_MAX_CLIENTS, so it must not outlive that).
    */
-  end (stream: StreamSubscriber, reason: string, logged = true, through = this.#deliveredThrough): void {
+  end (stream: StreamSubscriber, reason: string, logged = true, cursorFrame?: string): void {
     if (stream.closed) return
     if (logged) this.#log.info({ reason, token: stream.opener?.principal.name }, 'stream ended')
-    this.#writeLastWord(stream, through)
+    if (stream.replayFrom !== undefined) stream.socket.write(namedFrame('reset', { since: stream.replayFrom }))
+    else if (cursorFrame !== undefined && stream.held === undefined) stream.socket.write(cursorFrame)
     this.remove(stream)
     const { socket } = stream
     socket.end()
@@ -495,23 +486,11 @@ export class StreamSubscribers {
     this.#ended = true
     clearInterval(this.#heartbeat)
     for (const stream of this.#streams) {
-      this.#writeLastWord(stream, this.#deliveredThrough)
+      // A replay cut short says from when to backfill, as end() does: its frames carry the cursor of its start.
+      if (stream.replayFrom !== undefined) stream.socket.write(namedFrame('reset', { since: stream.replayFrom }))
       this.remove(stream)
       stream.socket.end()
     }
-  }
-
-  /**
-   * What an ended stream's client needs to go on. A replay still running: from when to backfill
-   * (`reset`, as for a cursor too old to resume), since its frames carry the cursor of its start.
-   * A live stream: its cursor, in a frame of its `id` alone (EventSource keeps it as its last
-   * event ID, and dispatches nothing), so that a client that had no event yet (a quiet filter,
-   * or a first delivery over its bound) resumes from here instead of missing what is accepted
-   * before it is back. A resume still running has its client's own cursor, which stands.
-   */
-  #writeLastWord (stream: StreamSubscriber, through: number): void {
-    if (stream.replayFrom !== undefined) stream.socket.write(namedFrame('reset', { since: stream.replayFrom }))
-    else if (stream.held === undefined && this.#cursorOf !== undefined) stream.socket.write(`id: ${this.#cursorOf(Math.max(stream.afterSeq, through))}\n\n`)
   }
 
   #drop (stream: StreamSubscriber, reason: string, logged = true): void {

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { EntityRegistry } from '../../src/registry/entity-registry.js'
 import { askedEntities, askedOtherwise } from '../../src/live/asked-entities.js'
+import { tokenDigest } from '../../src/http/bearer-token.js'
 import { AUTH, build, fixturesDir, INGEST_AUTH } from '../helper.js'
 import { SseClient } from './sse-client.js'
 
@@ -102,4 +103,37 @@ t.test('a stream whose tags have other members in a reloaded registry, or that n
   t.same(await post(event('later', 'new-dev', 'bldg-a/floor-2', 3)), { written: 1, unchanged: 0, refused: [] })
   await resumed.until((c) => c.messages.length === 2, 5000, 'the live event')
   t.match(resumed.messages[1]!.data, '"message_id":"later"')
+})
+
+t.test('a scoped token\'s stream ends on a reload only for what its token sees: an entity outside its scope, added or changed, tells it nothing', async (t) => {
+  const dir = t.testdir()
+  const eventsFile = join(dir, 'events.ndjson')
+  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
+  const entitiesFile = join(dir, 'entities.json')
+  copyFileSync(join(fixturesDir, 'entities.json'), entitiesFile)
+  const tokensFile = join(dir, 'tokens.json')
+  writeFileSync(tokensFile, JSON.stringify({ tokens: [{ name: 'floor-1-only', sha256: tokenDigest('floor-1-token'), scope: { space_ids: ['bldg-a/floor-1'] } }] }))
+  const app = await build(t, { eventsFile, entitiesFile, tokensFile })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/svc/v2/events/stream`
+  const open = async (query: string, token = 'floor-1-token') => {
+    const client = new SseClient(`${base}${query}`, { authorization: `Bearer ${token}` })
+    t.teardown(() => client.close())
+    await client.until((c) => c.frames.some((frame) => frame.event === 'item_errors'))
+    return client
+  }
+  const otherTenantsDevice = await open('?device_ids=other-dev')
+  const otherTenantsTag = await open('?tag_ids=mixed%2Ftag%20(1)')
+  // Unscoped, the same requests: they see the change (and say when the reload is in).
+  const unscopedDevice = await open('?device_ids=other-dev', AUTH.authorization.slice('Bearer '.length))
+  const unscopedTag = await open('?tag_ids=mixed%2Ftag%20(1),no-such-tag', AUTH.authorization.slice('Bearer '.length))
+  const entities = entitiesOf()
+  entities.devices.push({ id: 'other-dev', space_id: 'bldg-a/floor-2' })
+  entities.tags.find((tag: { id: string }) => tag.id === 'mixed/tag (1)').device_ids.push('spare-7')
+  writeFileSync(entitiesFile, JSON.stringify(entities))
+  await unscopedDevice.until((c) => c.ended, 5000, 'the unscoped stream that named the added device to end')
+  await unscopedTag.until((c) => c.ended, 5000, 'the unscoped stream of the changed tag to end')
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.notOk(otherTenantsDevice.ended, 'a device added outside its scope: the scoped stream goes on')
+  t.notOk(otherTenantsTag.ended, 'a tag it cannot see, changed: the scoped stream goes on')
 })
