@@ -1,5 +1,5 @@
 import type { EventQuery } from '../src/store/event-store.js'
-import { influxQLEventQueryForm, influxQLIndexQueryForm } from '../src/store/influx/influxql-backend.js'
+import { influxQLEventQueryForm, influxQLIndexQueryForm, ownStatements } from '../src/store/influx/influxql-backend.js'
 import { idHashesOf } from '../src/store/influx/message-id-index.js'
 import type { LoadRequest } from './load.js'
 
@@ -12,6 +12,8 @@ export function rawInfluxRequest (influxUrl: string, database: string, measureme
   const body = query.messageIds !== undefined
     ? influxQLIndexQueryForm(database, measurement, idHashesOf(query.messageIds), query.startMs, query.endMs)
     : influxQLEventQueryForm(database, measurement, query)
+  // With the condition each request of the provider's carries (one instant for every request of the run).
+  body.set('q', ownStatements(body.get('q') ?? ''))
   return {
     url: `${influxUrl}/query`,
     method: 'POST',

@@ -2,12 +2,13 @@ import t from 'tap'
 import { once } from 'node:events'
 import { createServer, type ServerResponse } from 'node:http'
 import type { EventQuery } from '../src/store/event-store.js'
-import { InfluxQLBackend, sameStatement } from '../src/store/influx/influxql-backend.js'
+import { InfluxQLBackend, ownStatements, sameStatement } from '../src/store/influx/influxql-backend.js'
 import { buildInfluxQLEventQuery } from '../src/store/influx/influxql-query.js'
 
 // A stand-in InfluxDB 1.x: the events query never answers; SHOW QUERIES lists it, re-printed as
-// InfluxDB 1.6 prints running queries (identifiers unquoted), beside another database's query.
-t.test('a query the provider gives up on is killed in InfluxDB', async (t) => {
+// InfluxDB 1.6 prints running queries (identifiers unquoted), beside the same query of another
+// request (another consumer asking the same, in this process or another) and another database's.
+t.test('a query the provider gives up on is killed in InfluxDB, and not another request\'s of the same text', async (t) => {
   const query: EventQuery = { startMs: Date.UTC(2024, 0, 1), endMs: Date.UTC(2025, 0, 1), entities: { deviceIds: new Set(['d"1']), spaceIds: new Set() } }
   const statement = buildInfluxQLEventQuery('event', query)
   const received: string[] = []
@@ -20,9 +21,10 @@ t.test('a query the provider gives up on is killed in InfluxDB', async (t) => {
       const q = new URLSearchParams(body).get('q') ?? ''
       received.push(q)
       if (q === 'SHOW QUERIES') {
-        const shown = statement.replaceAll('"message_id"', 'message_id').replaceAll('"event"', 'event').replaceAll('"device_id"', 'device_id')
+        const reprinted = (text: string) => text.replaceAll('"message_id"', 'message_id').replaceAll('"event"', 'event').replaceAll('"device_id"', 'device_id')
+        const sent = received.find((text) => text.startsWith('SELECT'))!
         response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-          results: [{ statement_id: 0, series: [{ columns: ['qid', 'query', 'database', 'duration', 'status'], values: [[3, 'SHOW QUERIES', '', '1µs', 'running'], [7, shown, 'events', '2s', 'running'], [8, shown, 'other', '2s', 'running']] }] }]
+          results: [{ statement_id: 0, series: [{ columns: ['qid', 'query', 'database', 'duration', 'status'], values: [[3, 'SHOW QUERIES', '', '1µs', 'running'], [7, reprinted(sent), 'events', '2s', 'running'], [8, reprinted(ownStatements(statement)), 'events', '1s', 'running'], [9, reprinted(sent), 'other', '2s', 'running']] }] }]
         }))
       } else if (q.startsWith('KILL QUERY')) {
         response.writeHead(200, { 'content-type': 'application/json' }).end('{"results":[{"statement_id":0}]}')
@@ -40,6 +42,20 @@ t.test('a query the provider gives up on is killed in InfluxDB', async (t) => {
   await t.rejects((async () => { for await (const batch of backend.queryEvents(query)) t.fail(`no batch expected, got ${batch.length}`) })(), { name: 'StoreUnavailableError' })
   for (let i = 0; i < 50 && !received.some((q) => q.startsWith('KILL QUERY')); i++) await new Promise((resolve) => setTimeout(resolve, 20))
   t.same(received.filter((q) => q.startsWith('KILL QUERY')), ['KILL QUERY 7'], 'its own query, on its own database, and no other')
+  t.match(received[0], /^SELECT .* WHERE time > '1677-12-\d\dT[\d:.]{18}Z' AND time >= '2024-01-01T00:00:00.000Z'/, 'sent with a condition of its own, true of every event')
+})
+
+t.test('the same query sent twice is two texts: its own condition, an instant of December 1677, is another each time', async (t) => {
+  const statement = buildInfluxQLEventQuery('event', { startMs: Date.UTC(2024, 0, 1), endMs: Date.UTC(2025, 0, 1), entities: undefined })
+  const first = ownStatements(statement)
+  const second = ownStatements(statement)
+  t.not(first, second)
+  t.notOk(sameStatement(first, second))
+  for (const text of [first, second]) {
+    const instant = /time > '([^']+)'/.exec(text)![1]!
+    t.ok(Date.parse(instant) >= Date.UTC(1677, 11, 1) && Date.parse(instant) < Date.UTC(1678, 0, 1), `${instant}: before any event the provider stores (1678 on)`)
+  }
+  t.equal(ownStatements('SELECT a FROM b WHERE x = 1; SELECT c FROM d WHERE y = 2').split("WHERE time > '").length, 3, 'every statement of a request')
 })
 
 t.test('a running query is recognised as InfluxDB prints it again', async (t) => {

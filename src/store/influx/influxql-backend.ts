@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto'
 import { EVENT_TIME_MAX_MS, EVENT_TIME_MIN_MS } from '../../time/rfc3339.js'
 import type { EventQuery } from '../event-store.js'
 import { messageOf, parseStoredTime, type StoredPointValues } from './event-point.js'
@@ -165,6 +166,7 @@ export class InfluxQLBackend implements InfluxBackend, KnownEventsSource {
    * A query given up on before its end (a timeout, a client gone) is also stopped in InfluxDB.
    */
   async * #select<T> (form: URLSearchParams, rows: (series: Series) => T): AsyncGenerator<T> {
+    form.set('q', ownStatements(form.get('q') ?? ''))
     let complete = false
     try {
       yield * this.#read(form, rows)
@@ -219,6 +221,28 @@ export class InfluxQLBackend implements InfluxBackend, KnownEventsSource {
   }
 }
 
+/** This process's tag in the statements it sends (ownStatements): 31 random bits. */
+const PROCESS_TAG = BigInt(randomInt(2 ** 31))
+let statementsSent = 0n
+/** 1677-12-01T00:00:00Z in nanoseconds: after InfluxDB's earliest time, 31 days before the provider's (EVENT_TIME_MIN_MS, 1678). */
+const OWN_CONDITION_BASE_NS = BigInt(Date.UTC(1677, 11, 1)) * 1_000_000n
+
+/**
+ * Statements made this request's own: each WHERE begins with `time > '<an instant of December
+ * 1677>'`, true of every event the provider stores (none is before 1678), and another instant
+ * for every request (a count, under this process's random tag: 2^51 ns, 26 days). A query given
+ * up on is killed by its text (#stopAbandoned), and two consumers asking the same (a dashboard's
+ * "today", a retry), in this process, another worker or another instance, send the same text:
+ * one client leaving killed the other's answer, cut or 503 (a black-box attacker's session,
+ * 2026-11-28). InfluxDB intersects the time conditions, so the query reads what it did.
+ */
+export function ownStatements (statements: string): string {
+  const ns = OWN_CONDITION_BASE_NS + PROCESS_TAG * 2n ** 20n + (statementsSent++ % 2n ** 20n)
+  const ms = ns / 1_000_000n - (ns % 1_000_000n < 0n ? 1n : 0n)
+  const instant = new Date(Number(ms)).toISOString().replace('Z', String(ns - ms * 1_000_000n).padStart(6, '0') + 'Z')
+  return statements.replaceAll(' WHERE ', ` WHERE time > '${instant}' AND `)
+}
+
 /**
  * Whether SHOW QUERIES lists this statement: InfluxDB prints a running query again, with
  * identifiers unquoted where they can be and literals as sent.
@@ -241,15 +265,15 @@ function selectForm (database: string, statement: string, epoch: 'ms' | undefine
 }
 
 /**
- * The request behind an events query, exactly as sent (the benchmark's store ceiling sends it
- * too). epoch=ms is the cheapest form to read, but InfluxDB truncates it toward zero, a
+ * The request behind an events query, exactly as sent but for its own condition (#select,
+ * ownStatements; the benchmark's store ceiling sends it too, with one). epoch=ms is the cheapest form to read, but InfluxDB truncates it toward zero, a
  * millisecond late before 1970; windows reaching back there read the exact RFC 3339 times.
  */
 export function influxQLEventQueryForm (database: string, measurement: string, query: EventQuery): URLSearchParams {
   return selectForm(database, buildInfluxQLEventQuery(measurement, query), query.startMs >= 0 ? 'ms' : undefined)
 }
 
-/** The request behind a message_id index lookup, exactly as sent (the benchmark's store ceiling sends it too). */
+/** The request behind a message_id index lookup, exactly as sent but for its own condition (the benchmark's store ceiling sends it too, with one). */
 export function influxQLIndexQueryForm (database: string, measurement: string, idHashes: readonly string[], startMs: number, endMs: number): URLSearchParams {
   return selectForm(database, buildInfluxQLIndexQuery(measurement, idHashes, startMs, endMs), startMs >= 0 ? 'ms' : undefined)
 }
