@@ -62,3 +62,13 @@ t.test('a running query is recognised as InfluxDB prints it again', async (t) =>
   t.ok(sameStatement('SELECT message_id FROM event WHERE time >= \'2024-01-01T00:00:00.000Z\'', 'SELECT "message_id" FROM "event" WHERE time >= \'2024-01-01T00:00:00.000Z\''))
   t.notOk(sameStatement('SELECT message_id FROM event WHERE device_id = \'a\'', 'SELECT "message_id" FROM "event" WHERE "device_id" = \'b\''))
 })
+
+t.test('its own condition goes after each WHERE keyword only: never into a quoted value that holds " WHERE "', async (t) => {
+  const query: EventQuery = { startMs: Date.UTC(2024, 0, 1), endMs: Date.UTC(2025, 0, 1), entities: { deviceIds: new Set(['d WHERE 1']), spaceIds: new Set() }, messageCodes: new Set(['DOOR WHERE OPEN', "it's \\ WHERE "]) }
+  for (const measurement of ['event', 'ev WHERE x']) {
+    const statement = buildInfluxQLEventQuery(measurement, query)
+    const own = ownStatements(statement)
+    const instant = /WHERE time > '([^']+)' AND /.exec(own)![1]!
+    t.equal(own, statement.replace(' WHERE time >=', ` WHERE time > '${instant}' AND time >=`), `only the keyword's (${measurement})`)
+  }
+})

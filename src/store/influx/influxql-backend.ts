@@ -240,7 +240,32 @@ export function ownStatements (statements: string): string {
   const ns = OWN_CONDITION_BASE_NS + PROCESS_TAG * 2n ** 20n + (statementsSent++ % 2n ** 20n)
   const ms = ns / 1_000_000n - (ns % 1_000_000n < 0n ? 1n : 0n)
   const instant = new Date(Number(ms)).toISOString().replace('Z', String(ns - ms * 1_000_000n).padStart(6, '0') + 'Z')
-  return statements.replaceAll(' WHERE ', ` WHERE time > '${instant}' AND `)
+  return afterEachWhere(statements, `time > '${instant}' AND `)
+}
+
+/**
+ * The statements with `condition` after each WHERE keyword: one outside quotes, since a string
+ * literal or an identifier may hold " WHERE " (a code, an ID, the measurement's name: a review
+ * found a code's query refused as malformed, and a measurement renamed inside its quotes).
+ */
+function afterEachWhere (statements: string, condition: string): string {
+  let out = ''
+  let from = 0
+  let quote = ''
+  for (let i = 0; i < statements.length; i++) {
+    const char = statements[i]!
+    if (quote !== '') {
+      if (char === '\\') i++
+      else if (char === quote) quote = ''
+    } else if (char === "'" || char === '"') {
+      quote = char
+    } else if (char === ' ' && statements.startsWith(' WHERE ', i)) {
+      out += statements.slice(from, i + 7) + condition
+      from = i + 7
+      i += 6
+    }
+  }
+  return out + statements.slice(from)
 }
 
 /**
