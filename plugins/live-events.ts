@@ -237,7 +237,9 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     // A stream's filter was resolved when it opened: one whose tags have other members now, or
     // that named a device or space the registry has only now, would go on without the events the
     // same request selects from now on (a new device of a tag it follows, say). It ends cleanly,
-    // and its client, reconnecting with Last-Event-ID, is resolved afresh and missed nothing.
+    // given its cursor (one that named a new device had had no event, so no cursor: a review
+    // found it reconnect without one and miss the device's first events), and its client,
+    // reconnecting with Last-Event-ID, is resolved afresh and misses nothing.
     const changes = registry.changesSince(before)
     if (changes.tagIds.size + changes.addedDeviceIds.size + changes.addedSpaceIds.size === 0) return
     // What a scope sees, asked once per scope and ID (tokens share their scope).
@@ -259,7 +261,7 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       if (asked === undefined) return false
       const scope = stream.opener!.principal.scope
       return askedOtherwise(asked, changes, scope === undefined ? undefined : seesFor(scope))
-    }, 'the entities it asked for are others in the reloaded registry')
+    }, 'the entities it asked for are others in the reloaded registry', cursorOf)
   })
 
   // Streams end before the server waits for its connections to close, but after the ingests

@@ -188,6 +188,9 @@ export class StreamSubscribers {
 
   readonly #counted: (cut: StreamCut, streams: number) => void
 
+  /** The seq through which every delivery has been handed to the streams (deliver). */
+  #deliveredThrough = 0
+
   constructor (limits: StreamLimits, log: StreamLog, counted: (cut: StreamCut, streams: number) => void = () => {}) {
     this.#limits = limits
     this.#log = log
@@ -263,7 +266,13 @@ export class StreamSubscribers {
 
   /** Hands accepted events, those of known entities only, to every stream that wants them. */
   deliver (events: readonly LiveEvent[], cursorOf: (seq: number) => string, known: KnownEntities, nothingBeingWritten = false): void {
-    if (this.#streams.size === 0 || events.length === 0) return
+    if (events.length === 0) return
+    this.#deliver(events, cursorOf, known, nothingBeingWritten)
+    this.#deliveredThrough = Math.max(this.#deliveredThrough, events[events.length - 1]!.seq)
+  }
+
+  #deliver (events: readonly LiveEvent[], cursorOf: (seq: number) => string, known: KnownEntities, nothingBeingWritten: boolean): void {
+    if (this.#streams.size === 0) return
     const served = events.filter(({ message }) => known.knowsEntityOf(message))
     if (served.length === 0) return
     const firstSeq = served[0]!.seq
@@ -452,10 +461,18 @@ export class StreamSubscribers {
   /**
    * Ends, cleanly, the streams for which `stale` says so (their token revoked, expired or scoped
    * otherwise now): each client reconnects with Last-Event-ID, and is let in, or not, as its
-   * token now says, missing nothing it may see.
+   * token now says, missing nothing it may see. With `cursorOf`, a live stream is given its
+   * cursor (end): one that had had no event had none to resume from.
    */
-  endWhere (stale: (stream: StreamSubscriber) => boolean, reason: string): void {
-    for (const stream of [...this.#streams]) if (stale(stream)) this.end(stream, reason)
+  endWhere (stale: (stream: StreamSubscriber) => boolean, reason: string, cursorOf?: (seq: number) => string): void {
+    for (const stream of [...this.#streams]) {
+      if (!stale(stream)) continue
+      // Where a live stream is: what was accepted before it began, and every delivery since.
+      // Not 0: a worker started again after a crash knows no seq of the cluster's until its
+      // first delivery, and a cursor of 0 would resume every event the others keep.
+      const through = Math.max(stream.afterSeq, this.#deliveredThrough)
+      this.end(stream, reason, true, cursorOf === undefined || through === 0 ? undefined : `id: ${cursorOf(through)}\n\n`)
+    }
   }
 
   /**

@@ -103,6 +103,16 @@ t.test('a stream whose tags have other members in a reloaded registry, or that n
   t.same(await post(event('later', 'new-dev', 'bldg-a/floor-2', 3)), { written: 1, unchanged: 0, refused: [] })
   await resumed.until((c) => c.messages.length === 2, 5000, 'the live event')
   t.match(resumed.messages[1]!.data, '"message_id":"later"')
+
+  // The stream that named the new device had had no event: its last frame is its cursor alone
+  // (EventSource keeps it, and dispatches nothing), so its client resumes with the device's
+  // first event, accepted while it was away.
+  t.same(newDevice.messages, [])
+  const cursor = newDevice.frames.at(-1)
+  t.same(Object.keys(cursor ?? {}), ['id'], 'a cursor to resume from')
+  const back = await open('?device_ids=new-dev', { 'last-event-id': cursor!.id! })
+  await back.until((c) => c.messages.length === 2, 5000, 'the new device\'s events')
+  t.same(back.messages.map((frame) => JSON.parse(frame.data!).message_id), ['after-reload', 'later'])
 })
 
 t.test('a scoped token\'s stream ends on a reload only for what its token sees: an entity outside its scope, added or changed, tells it nothing', async (t) => {
