@@ -112,8 +112,9 @@ const ROUTES: Record<string, RouteDoc> = {
     description: 'Each line (or array element, numbered from 1) is checked as `npm run ingest` checks a line: an invalid one is refused with its line and reason; the same `message_id` with the same fields is `unchanged`, with other fields refused; an event of a device or space the registry does not know is refused. ' +
       'The 200 is sent once every written event is stored for good; the events are then served and pushed to streams. An empty body is 200 with nothing written.',
     answers: { 200: { description: 'What was written, what was already stored, and what was refused and why' } },
-    errors: ['invalid_body', 'payload_too_large', 'unsupported_media_type', ...TOKEN_ERRORS],
+    errors: ['invalid_body', 'payload_too_large', 'unsupported_media_type', 'request_timeout', ...TOKEN_ERRORS],
     meanings: {
+      request_timeout: 'the body did not arrive within `REQUEST_TIMEOUT_MS` (as the request line and headers of any request); the connection is closed',
       forbidden: 'a consumer token (only ingest tokens post events)',
       service_unavailable: 'the store cannot take the write now (nothing of it is stored or pushed), `INGEST_MAX_BYTES_IN_FLIGHT` bytes of bodies are being received or read, the provider is saturated, or it is shutting down (with `Retry-After`)'
     },

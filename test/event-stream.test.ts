@@ -232,6 +232,7 @@ t.test('HEAD: the stream\'s headers after the same checks, no body, and no strea
   const head = await app.inject({ method: 'HEAD', url: '/svc/v2/events/stream?device_ids=soap-001,no-such-device', headers: AUTH })
   t.equal(head.statusCode, 200)
   t.match(head.headers['content-type'], 'text/event-stream')
+  t.match(head.headers, { 'cache-control': 'no-cache', 'x-accel-buffering': 'no' }, 'as the stream\'s')
   t.equal(head.body, '')
   const metrics = await app.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-secret' } })
   t.match(metrics.body, 'stream_subscribers 0', 'no subscriber')

@@ -75,6 +75,7 @@ t.test('two Authorization headers are refused, even when both hold a valid token
     const { status, body } = statusAndBody(raw)
     t.equal(status, 401, `second token ${second}`)
     t.same(JSON.parse(body), { status: 401, message: 'unauthorized_request' })
+    t.match(raw, /\r\nwww-authenticate: Bearer\r\n/i, 'the scheme to authenticate with (RFC 9110: a 401 carries it)')
   }
 })
 

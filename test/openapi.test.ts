@@ -142,6 +142,7 @@ t.test('each error answer names the codes of its status, with their meanings', a
       400: ['invalid_body'],
       401: ['unauthorized_request'],
       403: ['forbidden'],
+      408: ['request_timeout'],
       413: ['payload_too_large'],
       415: ['unsupported_media_type'],
       429: ['too_many_requests'],

@@ -17,15 +17,23 @@ export function errorBody (code: ErrorCodeName): string {
 /** The response header that carries the error code where HTTP allows no body (204). */
 export const ERROR_CODE_HEADER = 'x-error-message'
 
+/**
+ * What a 401 names: the scheme a client must authenticate with (RFC 9110, 15.5.2: a 401 carries
+ * it; RFC 6750, 3: Bearer).
+ */
+const CHALLENGE = 'Bearer'
+
 export function sendError (reply: FastifyReply, code: ErrorCodeName): FastifyReply {
   const status = ErrorCode[code]
   if (status === 204) return reply.code(204).header(ERROR_CODE_HEADER, code).send()
+  if (status === 401) reply.header('www-authenticate', CHALLENGE)
   return reply.code(status).type(JSON_CONTENT_TYPE).send(errorBodies[code])
 }
 
 /** Sends the error as an object, for the error handler, where the route's schema serialises it. */
 export function errorObject (reply: FastifyReply, code: ErrorCodeName): FastifyReply {
   const status = ErrorCode[code]
+  if (status === 401) reply.header('www-authenticate', CHALLENGE)
   return reply.code(status).type(JSON_CONTENT_TYPE).send({ status, message: code })
 }
 

@@ -107,7 +107,7 @@ const eventStreamRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async f
     const opener = { directoryKey, principal: request.principal, asked: askedEntities(tagIds, errors) }
 
     // HEAD (Fastify answers it with this route): the stream's headers, and no stream.
-    if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache').send('')
+    if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache').header('x-accel-buffering', 'no').send('')
 
     // From here the stream writes to its socket itself (see streamHead).
     const head = streamHead(reply.getHeaders())
