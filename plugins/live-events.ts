@@ -262,6 +262,7 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
       const scope = stream.opener!.principal.scope
       return askedOtherwise(asked, changes, scope === undefined ? undefined : seesFor(scope))
     }, 'the entities it asked for are others in the reloaded registry', cursorOf)
+    streams.registryReloaded()
   })
 
   // Streams end before the server waits for its connections to close, but after the ingests

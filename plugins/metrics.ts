@@ -115,7 +115,7 @@ export default fp<MetricsOptions>(async function metrics (fastify, options) {
   const server: Server = createServer((request, response) => {
     if (request.url !== '/metrics' || !allowed(bearerTokenOf(request))) {
       const code = request.url !== '/metrics' ? 'not_found' : 'unauthorized_request'
-      response.writeHead(code === 'not_found' ? 404 : 401, { 'content-type': JSON_CONTENT_TYPE }).end(errorBody(code))
+      response.writeHead(code === 'not_found' ? 404 : 401, { 'content-type': JSON_CONTENT_TYPE, ...(code === 'unauthorized_request' ? { 'www-authenticate': 'Bearer' } : {}) }).end(errorBody(code))
       return
     }
     registry.metrics().then((text) => {

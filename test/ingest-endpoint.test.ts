@@ -267,7 +267,9 @@ t.test('metrics: requests by route and status with their latency, events served,
   const separate = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: 'Bearer metrics-secret' } })
   t.equal(separate.status, 200)
   t.match(await separate.text(), 'events_served_total')
-  t.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 401, 'the token there too')
+  const refused = await fetch(`http://127.0.0.1:${port}/metrics`)
+  t.equal(refused.status, 401, 'the token there too')
+  t.equal(refused.headers.get('www-authenticate'), 'Bearer', 'naming its scheme, as every 401')
 })
 
 t.test('a compressed ingest body is 415 unsupported_media_type', async (t) => {

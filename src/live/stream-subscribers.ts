@@ -191,6 +191,14 @@ export class StreamSubscribers {
   /** The seq through which every delivery has been handed to the streams (deliver). */
   #deliveredThrough = 0
 
+  /**
+   * The first seq delivered since the last reload (registryReloaded) of an event this process's
+   * registry did not know: another worker or instance, reloaded first, accepted it. A cursor
+   * given on a reload's end is never past it, so that the stream's resume, judged by the
+   * reloaded registry, has it (a review's finding); a stream may get again what followed it.
+   */
+  #heldBackFrom: number | undefined
+
   constructor (limits: StreamLimits, log: StreamLog, counted: (cut: StreamCut, streams: number) => void = () => {}) {
     this.#limits = limits
     this.#log = log
@@ -274,6 +282,7 @@ export class StreamSubscribers {
   #deliver (events: readonly LiveEvent[], cursorOf: (seq: number) => string, known: KnownEntities, nothingBeingWritten: boolean): void {
     if (this.#streams.size === 0) return
     const served = events.filter(({ message }) => known.knowsEntityOf(message))
+    if (served.length < events.length && this.#heldBackFrom === undefined) this.#heldBackFrom = events.find(({ message }) => !known.knowsEntityOf(message))!.seq
     if (served.length === 0) return
     const firstSeq = served[0]!.seq
     // null: larger than a stream's bound (TOO_LARGE).
@@ -470,7 +479,7 @@ export class StreamSubscribers {
       // Where a live stream is: what was accepted before it began, and every delivery since.
       // Not 0: a worker started again after a crash knows no seq of the cluster's until its
       // first delivery, and a cursor of 0 would resume every event the others keep.
-      const through = Math.max(stream.afterSeq, this.#deliveredThrough)
+      const through = Math.max(stream.afterSeq, this.#heldBackFrom === undefined ? this.#deliveredThrough : Math.min(this.#deliveredThrough, this.#heldBackFrom - 1))
       this.end(stream, reason, true, cursorOf === undefined || through === 0 ? undefined : `id: ${cursorOf(through)}\n\n`)
     }
   }
@@ -491,6 +500,11 @@ export class StreamSubscribers {
     const { socket } = stream
     socket.end()
     setTimeout(() => { socket.destroy() }, END_GRACE_MS).unref()
+  }
+
+  /** The registry was reloaded and the streams it concerns ended: what was held back until now is judged again by their resumes. */
+  registryReloaded (): void {
+    this.#heldBackFrom = undefined
   }
 
   /** Whether endAll has run: the provider is shutting down. */

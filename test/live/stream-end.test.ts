@@ -81,3 +81,25 @@ t.test('a stream added after endAll (the provider shutting down) is ended at onc
   t.equal(stream.closed, true)
   t.equal(ended, 1)
 })
+
+t.test('a stream ended for a reload is given its cursor, never past an event it was not handed for an entity this process did not know yet', async (t) => {
+  const streams = new StreamSubscribers({ maxClients: 10, maxClientsPerToken: 10, maxBufferBytes: 1 << 20, maxUnsentBytes: 1 << 30, heartbeatMs: 60_000 }, { info () {} })
+  t.teardown(() => streams.endAll())
+  const filter = { entities: undefined, scope: undefined, category: undefined, messageCodes: undefined }
+  const event = (seq: number, device: string) => ({ seq, json: `{"n":${seq}}`, message: { message_id: `e-${seq}`, message_code: 'C', message_category: 'alert' as const, date_time: '2025-01-01T00:00:00.000Z', device_id: device, space_id: 's' } })
+  // Another worker, reloaded first, accepted an event of `new`: this one does not know it yet.
+  const known = { knowsEntityOf: (message: { device_id?: string }) => message.device_id !== 'new' }
+  const cursorOf = (seq: number) => `log-${seq}`
+  const first = new StreamSubscriber(fakeSocket(), filter, '', 0)
+  streams.add(first)
+  streams.deliver([event(1, 'd'), event(2, 'new'), event(3, 'd')], cursorOf, known)
+  streams.endWhere(() => true, 'a test', cursorOf)
+  t.match((first.socket as unknown as { written: string }).written, /id: log-1\n\n$/, 'its cursor before the event held back: its resume, judged by the reloaded registry, has it')
+  // Once the reload has ended what it concerns, the next cursor is where the deliveries are.
+  streams.registryReloaded()
+  const second = new StreamSubscriber(fakeSocket(), filter, '', 3)
+  streams.add(second)
+  streams.deliver([event(4, 'd')], cursorOf, known)
+  streams.endWhere(() => true, 'a test', cursorOf)
+  t.match((second.socket as unknown as { written: string }).written, /id: log-4\n\n$/)
+})
