@@ -10,6 +10,15 @@ import { SseClient } from './sse-client.js'
 
 const entitiesOf = () => JSON.parse(readFileSync(join(fixturesDir, 'entities.json'), 'utf8'))
 
+/** The fixtures' events and entities files, copied into `dir` (a test edits and appends to them). */
+function copiesOfFixtures (dir: string) {
+  const eventsFile = join(dir, 'events.ndjson')
+  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
+  const entitiesFile = join(dir, 'entities.json')
+  copyFileSync(join(fixturesDir, 'entities.json'), entitiesFile)
+  return { dir, eventsFile, entitiesFile }
+}
+
 t.test('what a reload changes that a stream\'s filter depends on: tags with other members, devices and spaces it adds', async (t) => {
   const before = new EntityRegistry(entitiesOf())
   t.same(new EntityRegistry(entitiesOf()).changesSince(before), { tagIds: new Set(), addedDeviceIds: new Set(), addedSpaceIds: new Set() }, 'the same file: nothing')
@@ -45,11 +54,7 @@ t.test('what a reload changes that a stream\'s filter depends on: tags with othe
 })
 
 t.test('a stream whose tags have other members in a reloaded registry, or that named a device the reload adds, ends; its client resumes with the new events; other streams go on', async (t) => {
-  const dir = t.testdir()
-  const eventsFile = join(dir, 'events.ndjson')
-  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
-  const entitiesFile = join(dir, 'entities.json')
-  copyFileSync(join(fixturesDir, 'entities.json'), entitiesFile)
+  const { eventsFile, entitiesFile } = copiesOfFixtures(t.testdir())
   const lines: string[] = []
   const logs = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
   const app = await build(t, { eventsFile, entitiesFile }, { logger: { level: 'info', stream: logs } })
@@ -116,11 +121,7 @@ t.test('a stream whose tags have other members in a reloaded registry, or that n
 })
 
 t.test('a scoped token\'s stream ends on a reload only for what its token sees: an entity outside its scope, added or changed, tells it nothing', async (t) => {
-  const dir = t.testdir()
-  const eventsFile = join(dir, 'events.ndjson')
-  copyFileSync(join(fixturesDir, 'events.ndjson'), eventsFile)
-  const entitiesFile = join(dir, 'entities.json')
-  copyFileSync(join(fixturesDir, 'entities.json'), entitiesFile)
+  const { dir, eventsFile, entitiesFile } = copiesOfFixtures(t.testdir())
   const tokensFile = join(dir, 'tokens.json')
   writeFileSync(tokensFile, JSON.stringify({ tokens: [{ name: 'floor-1-only', sha256: tokenDigest('floor-1-token'), scope: { space_ids: ['bldg-a/floor-1'] } }] }))
   const app = await build(t, { eventsFile, entitiesFile, tokensFile })
