@@ -23,10 +23,11 @@ import { closeConnectionsOfHeldAnswers, holdAnswer } from '../src/http/held-answ
  * A held answer is not yet sent for Fastify: a handler that returns its reply (Fastify's
  * documented way to say an async handler has sent) resolves once the answer is written, and a
  * failure after the hold is still answered by the error handler (src/http/held-answers.ts). The
- * events handler is synchronous and returns nothing, so it waits for nothing; a request that
- * waited for its turn (src/http/turn-budget.ts) returns a promise that resolves once its answer
- * is held, and Fastify's second send of it (undefined) is dropped by holdAnswer. The event
- * stream takes its socket over before any send, and is not held.
+ * events handler answers a memory-store request at once and returns nothing, so it waits for
+ * nothing; a request that waited for its turn (src/http/turn-budget.ts), and one the store
+ * answers later (InfluxDB), return the reply or await it, and a second send without payload
+ * (an async handler that resolved without the reply) is dropped by holdAnswer all the same. The
+ * event stream takes its socket over before any send, and is not held.
  */
 export default fp(async function batchedWrites (fastify) {
   // Closing, the server ends only the connections that are idle, once: a connection whose answer

@@ -8,7 +8,7 @@ import { messageIdOf, type StoredEvent } from '../src/data/event-lines.js'
 import { jsonBytesOf } from '../src/data/json-bytes.js'
 import { StoreUnavailableError } from '../src/store/event-store.js'
 import { encodeMessage } from '../src/store/message-json.js'
-import { askedOtherwise, type SeesEntity } from '../src/live/asked-entities.js'
+import { askedOtherwise, scopeSight } from '../src/live/asked-entities.js'
 import { ClusterWorkerBus } from '../src/live/cluster-bus.js'
 import { EventLog } from '../src/live/event-log.js'
 import { WrittenEvent, type AcceptedEvent, type BrokerStatus, type LiveBus } from '../src/live/live-bus.js'
@@ -242,20 +242,7 @@ export default fp<LiveEventsOptions>(async function liveEvents (fastify, options
     // reconnecting with Last-Event-ID, is resolved afresh and misses nothing.
     const changes = registry.changesSince(before)
     if (changes.tagIds.size + changes.addedDeviceIds.size + changes.addedSpaceIds.size === 0) return
-    // What a scope sees, asked once per scope and ID (tokens share their scope).
-    const seen = new Map<TokenScope, Map<string, boolean>>()
-    const seesFor = (scope: TokenScope): SeesEntity => (kind, id) => {
-      let ofScope = seen.get(scope)
-      if (ofScope === undefined) seen.set(scope, ofScope = new Map())
-      const key = `${kind}:${id}`
-      let sees = ofScope.get(key)
-      if (sees === undefined) {
-        const request = kind === 'device' ? { deviceIds: [id] } : kind === 'space' ? { spaceIds: [id] } : { tagIds: [id] }
-        sees = registry.resolve(request, scope).errors.length === 0 || (kind === 'tag' && before.resolve(request, scope).errors.length === 0)
-        ofScope.set(key, sees)
-      }
-      return sees
-    }
+    const seesFor = scopeSight(registry, before)
     streams.endWhere((stream) => {
       const asked = stream.opener?.asked
       if (asked === undefined) return false

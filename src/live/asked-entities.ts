@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto'
 import type { ItemError } from '../../schemas/events.js'
-import type { RegistryChanges } from '../registry/entity-registry.js'
+import type { EntityRegistry, RegistryChanges } from '../registry/entity-registry.js'
+import type { TokenScope } from '../../schemas/tokens.js'
 import { WeakInterned } from './weak-interned.js'
 
 /**
@@ -41,4 +42,24 @@ export function askedOtherwise ({ tagIds, unknownDeviceIds, unknownSpaceIds }: A
   return tagIds.some((id) => changes.tagIds.has(id) && sees('tag', id)) ||
     unknownDeviceIds.some((id) => changes.addedDeviceIds.has(id) && sees('device', id)) ||
     unknownSpaceIds.some((id) => changes.addedSpaceIds.has(id) && sees('space', id))
+}
+
+/**
+ * What each scope sees of a reload's changes (SeesEntity): an ID in the reloaded registry, a tag
+ * in either registry. Asked once per scope and ID during one reload (tokens share their scope).
+ */
+export function scopeSight (registry: EntityRegistry, before: EntityRegistry): (scope: TokenScope) => SeesEntity {
+  const seen = new Map<TokenScope, Map<string, boolean>>()
+  return (scope) => (kind, id) => {
+    let ofScope = seen.get(scope)
+    if (ofScope === undefined) seen.set(scope, ofScope = new Map())
+    const key = `${kind}:${id}`
+    let sees = ofScope.get(key)
+    if (sees === undefined) {
+      const request = kind === 'device' ? { deviceIds: [id] } : kind === 'space' ? { spaceIds: [id] } : { tagIds: [id] }
+      sees = registry.resolve(request, scope).errors.length === 0 || (kind === 'tag' && before.resolve(request, scope).errors.length === 0)
+      ofScope.set(key, sees)
+    }
+    return sees
+  }
 }

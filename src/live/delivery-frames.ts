@@ -1,6 +1,14 @@
 import type { Message } from '../../schemas/message.js'
 import type { LiveEvent } from './live-event.js'
 
+/**
+ * A frame of a cursor alone, for a stream the provider ends: EventSource keeps the id as its last
+ * event ID and dispatches nothing, so its client resumes from there.
+ */
+export function cursorFrame (cursor: string): string {
+  return `id: ${cursor}\n\n`
+}
+
 /** One event as a stream frame. */
 export function messageFrame (cursor: string, json: string): string {
   return `id: ${cursor}\nevent: message\ndata: ${json}\n\n`

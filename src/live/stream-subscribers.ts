@@ -6,7 +6,7 @@ import type { AskedEntities } from './asked-entities.js'
 import type { EntitySelection, EventQuery } from '../store/event-store.js'
 import { matchesFilters } from '../store/store-contract.js'
 import type { KnownEntities } from '../store/store-contract.js'
-import { DeliveryFrames } from './delivery-frames.js'
+import { cursorFrame, DeliveryFrames } from './delivery-frames.js'
 import { DeliveryIndex } from './delivery-index.js'
 import type { LiveEvent } from './live-event.js'
 import { SharedStreamFilters } from './shared-stream-filters.js'
@@ -335,13 +335,11 @@ export class StreamSubscribers {
     // One line for them all: a large ingest can end thousands at once.
     if (tooLarge.length > 0) {
       this.#log.info({ streams: tooLarge.length, reason: TOO_LARGE, tokens: tokenNamesOf(tooLarge) }, 'streams ended')
-      // Each is given its cursor, what came before this delivery (which it had), in a frame of its
-      // `id` alone: a stream that had no event yet had none to resume from, and lost the delivery
-      // without a word (a helper's black-box attack, 2026-11-28). EventSource keeps the id and
-      // dispatches nothing. (Not written on other ends: a stream on a worker started again after
-      // a crash may not know the cluster's seq, and a client's parser may take such a frame for
-      // an empty message; here the alternative was a loss.)
-      for (const stream of tooLarge) this.end(stream, TOO_LARGE, false, `id: ${cursorOf(Math.max(stream.afterSeq, firstSeq - 1))}\n\n`)
+      // Each is given its cursor, what came before this delivery (which it had): a stream that had
+      // no event yet had none to resume from, and lost the delivery without a word (a helper's
+      // black-box attack, 2026-11-28). Written here and on a reload's ends (endWhere), not on a
+      // shutdown: a client's parser may take such a frame for an empty message.
+      for (const stream of tooLarge) this.end(stream, TOO_LARGE, false, cursorFrame(cursorOf(Math.max(stream.afterSeq, firstSeq - 1))))
       this.#counted('too_large', tooLarge.length)
     }
   }
@@ -480,7 +478,7 @@ export class StreamSubscribers {
       // Not 0: a worker started again after a crash knows no seq of the cluster's until its
       // first delivery, and a cursor of 0 would resume every event the others keep.
       const through = Math.max(stream.afterSeq, this.#heldBackFrom === undefined ? this.#deliveredThrough : Math.min(this.#deliveredThrough, this.#heldBackFrom - 1))
-      this.end(stream, reason, true, cursorOf === undefined || through === 0 ? undefined : `id: ${cursorOf(through)}\n\n`)
+      this.end(stream, reason, true, cursorOf === undefined || through === 0 ? undefined : cursorFrame(cursorOf(through)))
     }
   }
 
