@@ -95,7 +95,9 @@ t.test('events are sorted, unique, inside [end - days, end), and shaped as the f
   t.ok(events.every((event, i) => i === 0 || compareEvents(events[i - 1]!.date_time, events[i - 1]!.message_id, event.date_time, event.message_id) < 0),
     'strictly increasing in (date_time, message_id)')
   t.equal(new Set(events.map((event) => event.message_id)).size, events.length, 'message_ids are unique')
-  t.ok(events.every((event) => /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(event.message_id)), 'UUID v4 shaped')
+  t.ok(events.every((event) => /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(event.message_id)), 'UUID v7 shaped')
+  t.ok(events.every((event) => parseInt(event.message_id.slice(0, 8) + event.message_id.slice(9, 13), 16) === Date.parse(event.date_time)),
+    'each UUID v7 carries its own date_time')
   t.ok(events.every((event) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(event.date_time)), 'UTC with milliseconds')
 
   const firstLine = eventsText.slice(0, eventsText.indexOf('\n'))

@@ -14,7 +14,11 @@ export interface EventWorld {
   days: number
   /** Average events per entity per day. */
   rate: number
-  /** XORed into every drawn message_id (Random.uuid); see messageIdKey in generate-dataset.ts. */
+  /**
+   * XORed into every drawn message_id, which is then a UUID version 7 of the event's instant
+   * (Random.uuid7); see messageIdKey in generate-dataset.ts. Undefined: the bundled demo's
+   * unkeyed version 4 IDs (Random.uuid), which it keeps.
+   */
   idKey?: readonly number[] | undefined
 }
 
@@ -99,7 +103,7 @@ export async function writeEventsFile (file: string, world: EventWorld, random: 
           if (start <= busyUntil[slot]!) start = busyUntil[slot]! + Math.round(random.logUniform(DEFER_MIN_MS, DEFER_MAX_MS))
           busyUntil[slot] = unfoldIncident(incident, start, random, (epochMs, code) => {
             if (epochMs >= endMs) return
-            const event = { epochMs, id: random.uuid(idKey), actor: index, code }
+            const event = { epochMs, id: idKey === undefined ? random.uuid() : random.uuid7(epochMs, idKey), actor: index, code }
             const eventDay = Math.floor((epochMs - startMs) / DAY_MS)
             const list = byDay.get(eventDay)
             if (list === undefined) byDay.set(eventDay, [event])
