@@ -34,7 +34,7 @@ export interface BenchReport {
     generateSeconds: number | undefined
     picks: Dataset['picks']
     /** undefined with --only compression (no InfluxDB started). */
-    influx: { points: number, reused: boolean, ingestSeconds: number | undefined } | undefined
+    influx: { points: number, reused: boolean, ingestSeconds: number | undefined, settleSeconds: number } | undefined
   }
   method: {
     rounds: number
@@ -101,7 +101,7 @@ export function buildReport (input: ReportInput): BenchReport {
       reused: dataset.reused,
       generateSeconds: dataset.generateSeconds,
       picks: dataset.picks,
-      influx: influx === undefined ? undefined : { points: influx.points, reused: influx.reused, ingestSeconds: influx.ingestSeconds }
+      influx: influx === undefined ? undefined : { points: influx.points, reused: influx.reused, ingestSeconds: influx.ingestSeconds, settleSeconds: influx.settleSeconds }
     },
     method: {
       rounds: profile.rounds,
