@@ -1,8 +1,10 @@
 import { request as httpRequest, Agent } from 'node:http'
+import { PassThrough } from 'node:stream'
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 import batchedWrites from '../plugins/batched-writes.js'
-import { holdAnswer, nextTurn } from '../src/http/held-answers.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { bulkWorkPaced, holdAnswer, nextTurn, turnAfterHeldAnswers } from '../src/http/held-answers.js'
 
 /** A Fastify server with the plugin, logging into an array; routes are added by the caller. */
 async function serverWith (t: Test, routes: (fastify: FastifyInstance) => void) {
@@ -158,12 +160,28 @@ t.test('a large answer\'s next chunk waits while turns bring answers, four turns
     }
     tick()
     const before = ticks
-    await nextTurn()
+    await turnAfterHeldAnswers()
     stopped = true
     return ticks - before
   }
   t.equal(await turnsOfNextTurn(true), 5, 'its own turn, then four more, each of which brought an answer')
   // Let the last held answers go, so the next measurement starts with none.
-  await nextTurn()
+  await turnAfterHeldAnswers()
   t.equal(await turnsOfNextTurn(false), 1, 'with no answers held, the chunk goes on at the next turn')
+})
+
+t.test('a large answer\'s next chunk waits a pace more while other answers are being held, and none once they stop', async (t) => {
+  // Past the window of whatever the tests before held.
+  await sleep(20)
+  t.notOk(bulkWorkPaced(), 'no answer held lately: no pace')
+  holdAnswer({} as FastifyReply, Buffer.from('small'), () => {})
+  t.ok(bulkWorkPaced(), 'a whole answer just held: paced')
+  const started = performance.now()
+  await nextTurn()
+  // A timer never fires before its time (a millisecond of slack for the loop's cached clock).
+  t.ok(performance.now() - started >= 1, 'the chunk waited for its pace')
+  await sleep(20)
+  t.notOk(bulkWorkPaced(), 'no answer held since: the chunks go on at a turn each')
+  holdAnswer({} as FastifyReply, new PassThrough(), () => {})
+  t.notOk(bulkWorkPaced(), 'a streamed answer held (bulk work itself): no pace')
 })

@@ -38,6 +38,15 @@ let heldReplies: HeldReply[] = []
  */
 const MAX_BATCH_TURNS = 4
 
+/**
+ * Whole answers held so far (every answer but the event stream's goes through holdAnswer),
+ * counted: the long work's turns tell by it whether other answers are being served (nextTurn).
+ */
+let answersHeld = 0
+/** The count when whole answers were last written, and when that was (performance.now(); once a batch). */
+let answersSeen = 0
+let answersLastWrittenMs = -Infinity
+
 /** Whether the end of a turn is awaited for the held answers (at most one wait at a time). */
 let turnAwaited = false
 /** Turns the current batch has lasted, and how many answers it held at the end of the last one. */
@@ -90,6 +99,8 @@ export function holdAnswer (reply: FastifyReply, payload: unknown, write: WriteA
     return
   }
   heldReply[kHeld] = true
+  // A whole answer (a Buffer, or an error's text); not a streamed one, which is the bulk work itself.
+  if (payload instanceof Uint8Array || typeof payload === 'string') answersHeld++
   if (!turnAwaited) {
     turnAwaited = true
     setImmediate(endOfTurn)
@@ -136,6 +147,10 @@ function isStream (payload: unknown): payload is Readable {
  * before its own (src/http/client-errors.ts), so that the answers before it go first.
  */
 export function writeHeldAnswers (): void {
+  if (answersHeld !== answersSeen) {
+    answersSeen = answersHeld
+    answersLastWrittenMs = performance.now()
+  }
   if (held.length === 0) return
   const writes = held
   const replies = heldReplies
@@ -177,15 +192,49 @@ function writeHeld (reply: HeldReply, write: WriteAnswer): void {
 const MAX_CHUNK_WAIT_TURNS = 4
 
 /**
+ * While other answers are being served (whole answers written within the last PACE_WINDOW_MS,
+ * or held to be), a large answer's next chunk waits PACE_MS more: a streamed answer is
+ * bulk work, and takes no more of the CPUs than a chunk of 32 KiB every PACE_MS (some 16 MB a
+ * second an answer) from the requests of other clients. Alone, or once the others go quiet, it
+ * goes on at a chunk a turn.
+ *
+ * What the small requests beside large answers waited for was the large answers' own pace: the
+ * provider's work on their chunks and, on a machine shared with their reader, the reader's. The
+ * large answers' check (small requests' p99 beside two connections reading 19 MB answers,
+ * against it alone), on a scratch harness of the bench's rounds: 3.28× at a chunk every few
+ * turns, 1.20× with this (2026-11-26; BENCHMARKS.md, "What profiling found": "the large
+ * answers' check, once more"), and in the full runs of the benchmark since (BENCHMARKS.md). A
+ * consumer reading a month of events over a network takes it no faster than that anyway; one on
+ * the same machine, beside a steady stream of other requests, takes it in about a second more.
+ */
+const PACE_MS = 2
+const PACE_WINDOW_MS = 5
+
+/**
  * An event-loop turn for long work (a large answer's chunks): the held answers go out first, so
  * the small answers of a batch never wait for a chunk's work, and while turns keep bringing
- * answers the chunk waits for them (MAX_CHUNK_WAIT_TURNS).
+ * answers the chunk waits for them (MAX_CHUNK_WAIT_TURNS), then PACE_MS more while other answers
+ * are being served.
  */
 export async function nextTurn (): Promise<void> {
+  await turnAfterHeldAnswers()
+  if (bulkWorkPaced()) {
+    await new Promise((resolve) => { setTimeout(resolve, PACE_MS) })
+    writeHeldAnswers()
+  }
+}
+
+/** nextTurn without its pace: the turn after the held answers (MAX_CHUNK_WAIT_TURNS). */
+export async function turnAfterHeldAnswers (): Promise<void> {
   await checkPhase()
   for (let turns = 0; turns < MAX_CHUNK_WAIT_TURNS && held.length > 0; turns++) {
     writeHeldAnswers()
     await checkPhase()
   }
   writeHeldAnswers()
+}
+
+/** Whether long work waits PACE_MS now: whole answers were written within PACE_WINDOW_MS, or are held to be. */
+export function bulkWorkPaced (): boolean {
+  return answersHeld !== answersSeen || performance.now() - answersLastWrittenMs < PACE_WINDOW_MS
 }
