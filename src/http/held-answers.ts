@@ -201,11 +201,11 @@ const MAX_CHUNK_WAIT_TURNS = 4
  * What the small requests beside large answers waited for was the large answers' own pace: the
  * provider's work on their chunks and, on a machine shared with their reader, the reader's. The
  * large answers' check (small requests' p99 beside two connections reading 19 MB answers,
- * against it alone), on a scratch harness of the bench's rounds: 3.28× at a chunk every few
- * turns, 1.20× with this (2026-11-26; BENCHMARKS.md, "What profiling found": "the large
- * answers' check, once more"), and in the full runs of the benchmark since (BENCHMARKS.md). A
- * consumer reading a month of events over a network takes it no faster than that anyway; one on
- * the same machine, beside a steady stream of other requests, takes it in about a second more.
+ * against it alone), the bench's rounds on two builds in turns (2026-12-01, four runs): 3.29–4.33×
+ * at a chunk every few turns, 0.95–1.21× with this; the large answers beside them 20.9–22.7 →
+ * 12.9–15.4 a second (BENCHMARKS.md, "What profiling found"). A consumer reading a month of
+ * events over a network takes it no faster than that anyway; one on the same machine, beside a
+ * steady stream of other requests, takes it in about a second more.
  */
 const PACE_MS = 2
 const PACE_WINDOW_MS = 5
