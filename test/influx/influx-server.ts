@@ -50,8 +50,11 @@ async function waitForPing (url: string, child: ChildProcess, log: () => string)
   throw new Error(`influxd did not answer at ${url} within 30 s: ${log()}`)
 }
 
-/** dataDir: keep meta, data and WAL there (created when missing) instead of in a temporary directory. */
-export async function startInfluxServer (dataDir?: string): Promise<InfluxServer> {
+/**
+ * dataDir: keep meta, data and WAL there (created when missing) instead of in a temporary
+ * directory. dataSettings: more lines of the config's [data] section (`key = value`).
+ */
+export async function startInfluxServer (dataDir?: string, dataSettings: readonly string[] = []): Promise<InfluxServer> {
   if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
   const dir = dataDir !== undefined ? resolvePath(dataDir) : mkdtempSync(join(tmpdir(), 'events-influxd-'))
   const httpPort = await freePort()
@@ -61,7 +64,7 @@ export async function startInfluxServer (dataDir?: string): Promise<InfluxServer
     'reporting-disabled = true',
     `bind-address = "127.0.0.1:${rpcPort}"`,
     '[meta]', `  dir = "${join(dir, 'meta')}"`,
-    '[data]', `  dir = "${join(dir, 'data')}"`, `  wal-dir = "${join(dir, 'wal')}"`, '  query-log-enabled = false',
+    '[data]', `  dir = "${join(dir, 'data')}"`, `  wal-dir = "${join(dir, 'wal')}"`, '  query-log-enabled = false', ...dataSettings.map((line) => `  ${line}`),
     '[monitor]', '  store-enabled = false',
     '[http]', `  bind-address = "127.0.0.1:${httpPort}"`, '  log-enabled = false',
     '[subscriber]', '  enabled = false',
