@@ -89,6 +89,16 @@ export function loadOptionsOf (scenario: Scenario, profile: Profile): LoadOption
     : { connections: profile.connections, durationSec: profile.durationSec }
 }
 
+/**
+ * The memory store's scenarios but the large one are measured in slices of a second (alternate):
+ * their answers take a millisecond or less. The InfluxDB ones (answers of up to seconds) and the
+ * large one, in whole rounds.
+ */
+export const SLICE_SEC = 1
+function sliceSecOf (scenario: Scenario, store: 'memory' | 'influxdb'): number | undefined {
+  return store === 'memory' && scenario.name !== 'large' ? SLICE_SEC : undefined
+}
+
 export async function measureScenario (scenario: Scenario, setup: ScenarioSetup): Promise<ScenarioResult> {
   const { profile, provider, store, token, ceiling } = setup
   const context = `${scenario.name}/${store}`
@@ -119,7 +129,7 @@ export async function measureScenario (scenario: Scenario, setup: ScenarioSetup)
   const sampler = new RssSampler(provider.pid, profile.rssSampleMs)
   try {
     await sampler.reset()
-    const samples = await alternate(contenders, profile, context, loadOptionsOf(scenario, profile))
+    const samples = await alternate(contenders, profile, context, loadOptionsOf(scenario, profile), sliceSecOf(scenario, store))
     const large = scenario.name === 'large'
       ? await checkLarge(request, providerRequest(setup.small, provider.url, token), profile, context,
         store === 'memory' ? await ceilingBesideLarge(setup, ceilingRequest) : undefined)

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os'
+import { SLICE_SEC } from './measure-scenario.js'
 import { alternate, warmUpFreshProvider } from './alternate.js'
 import type { Dataset } from './dataset.js'
 import { log } from './log.js'
@@ -45,7 +46,7 @@ export async function compareWorkers (single: Provider, dataset: Dataset, token:
     const samples = await alternate([
       { label: 'one process', request: providerRequest(small, single.url, token) },
       { label: 'WORKERS=auto', request: providerRequest(small, auto.url, token) }
-    ], profile, 'small/memory workers')
+    ], profile, 'small/memory workers', undefined, SLICE_SEC)
     const oneProcess = summarise(samples[0]!, 200)
     const allCores = summarise(samples[1]!, 200)
     const MB = 1024 * 1024
