@@ -1,5 +1,6 @@
 import { runLoad, type LoadOptions, type LoadRequest, type LoadSample } from './load.js'
 import { log } from './log.js'
+import { cpuTimes, stealPercentBetween } from './machine.js'
 import type { Profile } from './options.js'
 
 /** Something measured in turns with others: the provider, or one of its ceilings. */
@@ -31,14 +32,16 @@ export async function alternate (contenders: readonly Contender[], profile: Prof
   const samples: LoadSample[][] = contenders.map(() => [])
   for (let round = 0; round < profile.rounds; round++) {
     const parts: LoadSample[][] = contenders.map(() => [])
+    const before = cpuTimes()
     for (let slice = 0; slice < slices; slice++) {
       for (const [index, contender] of contenders.entries()) parts[index]!.push(await runLoad(contender.request, sliceOptions))
     }
+    const steal = stealPercentBetween(before, cpuTimes())
     for (const [index, contender] of contenders.entries()) {
       const sample = joinSamples(parts[index]!)
       samples[index]!.push(sample)
       const rate = Object.values(sample.statuses).reduce((sum, n) => sum + n, 0) / sample.durationSec
-      log(`${context}: round ${round + 1}/${profile.rounds} ${contender.label}: ${rate.toFixed(rate < 10 ? 1 : 0)} req/s`)
+      log(`${context}: round ${round + 1}/${profile.rounds} ${contender.label}: ${rate.toFixed(rate < 10 ? 1 : 0)} req/s${steal === undefined ? '' : ` (the host's steal over the round: ${steal}%)`}`)
     }
   }
   return samples

@@ -166,7 +166,7 @@ export function renderMarkdown (report: BenchReport): string {
   lines.push(`- Date: ${report.date}; the run took ${Math.round(report.durationSec)} s`)
   const changed = report.revision.uncommittedFiles
   lines.push(`- Provider code: commit ${report.revision.commit ?? 'unknown'}${changed.length === 0 ? '' : ` with uncommitted changes to ${changed.join(', ')}`}`)
-  lines.push(`- Machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGB} GB, Node.js ${machine.node}, ${machine.platform}, InfluxDB ${machine.influxd ?? 'unknown'}`)
+  lines.push(`- Machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGB} GB, Node.js ${machine.node}, ${machine.platform}, InfluxDB ${machine.influxd ?? 'unknown'}${machine.stealPercent === undefined ? '' : `; CPU time taken by the host (steal) over the run: ${machine.stealPercent}%`}`)
   lines.push(`- Data set: ${dataset.events.toLocaleString('en-US')} events (${dataset.options.devices} devices, ${dataset.options.spaces} spaces, ${dataset.options.codes} codes, ${dataset.options.days} days to ${dataset.options.end}, seed ${dataset.options.seed})`)
   const warmup = method.warmupSec > 0 ? `after a ${method.warmupSec} s warm-up` : 'without warm-up'
   if (report.only === 'compression') {

@@ -13,7 +13,7 @@ import { openInfluxStore, type InfluxStore } from './influx-store.js'
 import { measureLive, type LiveResult } from './live.js'
 import { measureLoadGrowth, type LoadGrowthPoint } from './load-growth.js'
 import { log } from './log.js'
-import { describeMachine } from './machine.js'
+import { cpuTimes, describeMachine, stealPercentBetween } from './machine.js'
 import { measureScenario, type ScenarioResult } from './measure-scenario.js'
 import { measurePipeliningAttack, type PipeliningAttackResult } from './pipelining-attack.js'
 import { USAGE, UsageError, parseBenchOptions, type BenchOptions } from './options.js'
@@ -64,6 +64,7 @@ async function run (options: BenchOptions): Promise<void> {
   running.scratch = await mkdtemp(join(tmpdir(), 'events-bench-'))
   await mkdir(options.resultsDir, { recursive: true })
   const machine = describeMachine()
+  const cpuAtStart = cpuTimes()
   const revision = providerRevision()
   log(`${profile.name} run: ${machine.cpus} CPUs, ${machine.memoryGB} GB, Node.js ${machine.node}`)
 
@@ -167,6 +168,7 @@ async function run (options: BenchOptions): Promise<void> {
     ...(compression === undefined ? [] : evaluateCompressionTargets(compression)),
     ...(live === undefined ? [] : evaluateLiveTargets(live))
   ]
+  machine.stealPercent = stealPercentBetween(cpuAtStart, cpuTimes())
   const report = buildReport({ profile, only: options.only, placement, machine, revision, dataset, influx, scenarios: results, pipelining, loadGrowth, workers, compression, live, targets, cpuProfile, durationSec: (performance.now() - started) / 1000 })
   const written = await writeReport(options.resultsDir, report)
   process.stdout.write('\n' + renderMarkdown(report))
