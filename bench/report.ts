@@ -5,7 +5,7 @@ import type { CompressionResult, CompressionRun } from './compression.js'
 import type { Dataset } from './dataset.js'
 import type { InfluxStore } from './influx-store.js'
 import type { Machine } from './machine.js'
-import type { ScenarioResult } from './measure-scenario.js'
+import { SLICE_SEC, type ScenarioResult } from './measure-scenario.js'
 import type { LiveResult } from './live.js'
 import type { LoadGrowthPoint } from './load-growth.js'
 import type { PipeliningAttackResult } from './pipelining-attack.js'
@@ -172,7 +172,7 @@ export function renderMarkdown (report: BenchReport): string {
   if (report.only === 'compression') {
     lines.push(`- Method: the large request on ${method.large.connections} connections, ${method.rounds} rounds of ${method.large.durationSec} s per contender ${warmup}, uncompressed and gzip in turns; RSS of the provider every ${method.rssSampleMs} ms`)
   } else {
-    lines.push(`- Method: ${method.connections} connections (large: ${method.large.connections}), ${method.rounds} rounds of ${method.durationSec} s (large: ${method.large.durationSec} s) per contender ${warmup}${method.freshProviderWarmupSec > 0 ? ` (and ${method.freshProviderWarmupSec} s of the small request on each provider just started)` : ''}, provider and ceilings in turns; RSS of the provider's process tree every ${method.rssSampleMs} ms`)
+    lines.push(`- Method: ${method.connections} connections (large: ${method.large.connections}), ${method.rounds} rounds of ${method.durationSec} s (large: ${method.large.durationSec} s) per contender ${warmup}${method.freshProviderWarmupSec > 0 ? ` (and ${method.freshProviderWarmupSec} s of the small request on each provider just started)` : ''}, provider and ceilings in turns (the memory store's scenarios but the large one, and WORKERS, in slices of ${SLICE_SEC} s: each contender's second in turn); RSS of the provider's process tree every ${method.rssSampleMs} ms`)
   }
   if (report.only !== 'compression') lines.push(`- CPUs: memory scenarios share every CPU; InfluxDB scenarios: ${describeCpuPlacement(method.cpuPlacement)}`)
   lines.push('')
