@@ -4,7 +4,7 @@ import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 import batchedWrites from '../plugins/batched-writes.js'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { bulkWorkPaced, holdAnswer, nextTurn, turnAfterHeldAnswers } from '../src/http/held-answers.js'
+import { bulkWorkPaced, holdAnswer, nextTurn, turnAfterHeldAnswers, writeAtOnce } from '../src/http/held-answers.js'
 
 /** A Fastify server with the plugin, logging into an array; routes are added by the caller. */
 async function serverWith (t: Test, routes: (fastify: FastifyInstance) => void) {
@@ -170,18 +170,65 @@ t.test('a large answer\'s next chunk waits while turns bring answers, four turns
   t.equal(await turnsOfNextTurn(false), 1, 'with no answers held, the chunk goes on at the next turn')
 })
 
-t.test('a large answer\'s next chunk waits a pace more while other answers are being held, and none once they stop', async (t) => {
+/** A reply as holdAnswer sees it: only its status is read. */
+const replyOf = (statusCode: number) => ({ statusCode }) as unknown as FastifyReply
+
+/** What happened first: a one-millisecond timer set now, or nextTurn ending (a paced turn waits two). */
+async function firstOf (): Promise<'timer' | 'turn'> {
+  let timerFired = false
+  const timer = setTimeout(() => { timerFired = true }, 1)
+  await nextTurn()
+  clearTimeout(timer)
+  return timerFired ? 'timer' : 'turn'
+}
+
+t.test('a large answer\'s next chunk waits a pace more while other consumers are served, and none once they stop', async (t) => {
   // Past the window of whatever the tests before held.
   await sleep(20)
   t.notOk(bulkWorkPaced(), 'no answer held lately: no pace')
-  holdAnswer({} as FastifyReply, Buffer.from('small'), () => {})
-  t.ok(bulkWorkPaced(), 'a whole answer just held: paced')
-  const started = performance.now()
-  await nextTurn()
-  // A timer never fires before its time (a millisecond of slack for the loop's cached clock).
-  t.ok(performance.now() - started >= 1, 'the chunk waited for its pace')
+  t.equal(await firstOf(), 'turn', 'unpaced, the chunk goes on in the next turn')
+
+  holdAnswer(replyOf(200), Buffer.from('small'), () => {})
+  t.ok(bulkWorkPaced(), 'a served answer held: paced')
+  t.equal(await firstOf(), 'timer', 'paced, the chunk waited past a timer of a millisecond')
   await sleep(20)
-  t.notOk(bulkWorkPaced(), 'no answer held since: the chunks go on at a turn each')
-  holdAnswer({} as FastifyReply, new PassThrough(), () => {})
+  t.notOk(bulkWorkPaced(), 'no answer since: the chunks go on at a turn each')
+
+  holdAnswer(replyOf(304), '', () => {})
+  t.ok(bulkWorkPaced(), 'a 304 is a served answer too')
+  await sleep(20)
+
+  holdAnswer(replyOf(401), Buffer.from('{"error":"unauthorized_request"}'), () => {})
+  holdAnswer(replyOf(400), 'bad', () => {})
+  holdAnswer(replyOf(503), Buffer.from('busy'), () => {})
+  t.notOk(bulkWorkPaced(), 'rejections held: no pace (a client flooding bad requests slows no one\'s large answer)')
+  t.equal(await firstOf(), 'turn', 'and the chunk goes on in the next turn')
+
+  holdAnswer(replyOf(200), new PassThrough(), () => {})
   t.notOk(bulkWorkPaced(), 'a streamed answer held (bulk work itself): no pace')
+  await sleep(20)
+})
+
+t.test('answers written at once count as served when written, and not after', async (t) => {
+  await sleep(20)
+  // Marked first, as plugins/load-limits.ts marks a connection's answer with requests behind it.
+  const atOnce = replyOf(200)
+  writeAtOnce(atOnce)
+  let written = 0
+  holdAnswer(atOnce, Buffer.from('small'), () => { written++ })
+  t.equal(written, 1, 'written as it was sent')
+  t.ok(bulkWorkPaced(), 'and paces the bulk work for the window after')
+  await sleep(20)
+  t.notOk(bulkWorkPaced(), 'not once the window has passed')
+
+  // Held first, then let go at once: no longer held, so no pace once its window has passed.
+  const heldFirst = replyOf(200)
+  holdAnswer(heldFirst, Buffer.from('small'), () => { written++ })
+  t.ok(bulkWorkPaced(), 'held: paced')
+  writeAtOnce(heldFirst)
+  t.equal(written, 2, 'written when let go')
+  t.ok(bulkWorkPaced(), 'just written: paced')
+  await sleep(20)
+  t.notOk(bulkWorkPaced(), 'written long ago, and none held: no pace')
+  t.equal(await firstOf(), 'turn', 'so the chunk goes on in the next turn')
 })

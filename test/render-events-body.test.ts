@@ -4,6 +4,8 @@ import { Readable } from 'node:stream'
 import { gunzipSync } from 'node:zlib'
 import type { Message } from '../schemas/message.js'
 import type { EventBatch } from '../src/store/event-store.js'
+import type { FastifyReply } from 'fastify'
+import { holdAnswer } from '../src/http/held-answers.js'
 import { renderEventsBody } from '../src/events/render-events-body.js'
 import { MessageListWriter } from '../src/events/message-list-writer.js'
 import { DeflatedBlocks } from '../src/events/deflated-blocks.js'
@@ -86,6 +88,46 @@ t.test('a large answer dropped halfway releases the query', async (t) => {
   await new Promise((resolve) => setImmediate(resolve))
   t.equal(state.released, true)
   t.ok(state.batchesRead < 20)
+})
+
+t.test('an asynchronous store\'s answer is paced as bulk work only once it streams', async (t) => {
+  // Another consumer's answer held before each batch, as a steady stream of small requests
+  // does: the pace is on at every turn the render takes (held-answers.ts, bulkWorkPaced).
+  async function * busy (batches: number, size: number): AsyncGenerator<EventBatch> {
+    for (let b = 0; b < batches; b++) {
+      holdAnswer({ statusCode: 200 } as unknown as FastifyReply, Buffer.from('small'), () => {})
+      yield { messages: Array.from({ length: size }, (_, i) => message(b * size + i)) }
+    }
+  }
+  // The pace is a timer of PACE_MS (2 ms): count the timers of that length set meanwhile.
+  const paces = async (render: () => Promise<unknown>): Promise<number> => {
+    const setTimer = globalThis.setTimeout
+    let count = 0
+    globalThis.setTimeout = ((callback: () => void, ms?: number) => {
+      if (ms === 2) count++
+      return setTimer(callback, ms)
+    }) as typeof setTimeout
+    try {
+      await render()
+    } finally {
+      globalThis.setTimeout = setTimer
+    }
+    return count
+  }
+  // Five batches of 300 events (some 43 KB each): four turns, the answer still whole (< 256 KiB).
+  let whole: unknown
+  t.equal(await paces(async () => { whole = await renderEventsBody(busy(5, 300), []) }), 0, 'a whole answer is never paced, however busy the provider')
+  t.ok(Buffer.isBuffer(whole), 'it was whole')
+  t.equal(JSON.parse((whole as Buffer).toString()).data.length, 1500)
+  const streamedPaces = await paces(async () => {
+    const body = await renderEventsBody(busy(20, 1000), [])
+    t.ok(body instanceof Readable, 'streamed')
+    let events = 0
+    for await (const chunk of body as Readable) events += (chunk as Buffer).toString().split('"message_id"').length - 1
+    t.equal(events, 20_000)
+  })
+  t.ok(streamedPaces > 0, 'a streamed answer\'s chunks are paced while others are served')
+  await new Promise((resolve) => setTimeout(resolve, 20))
 })
 
 t.test('a store failing mid-stream is reported once with what had been handed out; a client leaving is not', async (t) => {

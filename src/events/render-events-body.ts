@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import { nextTurn } from '../http/held-answers.js'
+import { nextTurn, turnAfterHeldAnswers } from '../http/held-answers.js'
 import type { ItemError } from '../../schemas/events.js'
 import { isSynchronous, type EventBatch, type EventBatches } from '../store/event-store.js'
 import { CHUNK_LIMIT } from './answer-buffers.js'
@@ -91,9 +91,10 @@ async function renderArriving (iterator: AsyncIterator<EventBatch>, writer: Mess
   let sinceTurn = 0
   while (true) {
     // Give the event loop a turn once a good share of work was done since the last one; a small
-    // answer never waits for one.
+    // answer never waits for one. Not yet paced as bulk work (nextTurn): this answer may still
+    // be written whole, as other consumers' answers are.
     if (writer.length - sinceTurn >= CHUNK_LIMIT) {
-      await nextTurn()
+      await turnAfterHeldAnswers()
       sinceTurn = writer.length
     }
     const next = await iterator.next()

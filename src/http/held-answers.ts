@@ -11,7 +11,9 @@ export type WriteAnswer = (error?: Error | null) => void
 const kHeld = Symbol('answer held')
 /** Marks a reply whose answer is written as soon as it is sent (writeAtOnce). */
 const kAtOnce = Symbol('answer written at once')
-type HeldReply = FastifyReply & { [kHeld]?: boolean, [kAtOnce]?: boolean }
+/** Marks a held reply whose answer is a served whole answer (servedAnswersHeld). */
+const kServed = Symbol('served whole answer')
+type HeldReply = FastifyReply & { [kHeld]?: boolean, [kAtOnce]?: boolean, [kServed]?: boolean }
 
 /**
  * The answers held until the event loop has handled every request of their batch
@@ -39,13 +41,14 @@ let heldReplies: HeldReply[] = []
 const MAX_BATCH_TURNS = 4
 
 /**
- * Whole answers held so far (every answer but the event stream's goes through holdAnswer),
- * counted: the long work's turns tell by it whether other answers are being served (nextTurn).
+ * Whole answers (a Buffer or a string: not the event stream's, not a streamed one, which are the
+ * bulk work themselves) with a status below 400, held now, and when such answers were last
+ * written (performance.now(); stamped once a batch): the long work's turns tell by them whether
+ * other consumers are being served (nextTurn). Rejections do not count: a client sending bad
+ * tokens or parameters as fast as it can must not slow another consumer's large answer.
  */
-let answersHeld = 0
-/** The count when whole answers were last written, and when that was (performance.now(); once a batch). */
-let answersSeen = 0
-let answersLastWrittenMs = -Infinity
+let servedAnswersHeld = 0
+let servedAnswerWrittenMs = -Infinity
 
 /** Whether the end of a turn is awaited for the held answers (at most one wait at a time). */
 let turnAwaited = false
@@ -93,14 +96,16 @@ export function holdAnswer (reply: FastifyReply, payload: unknown, write: WriteA
   // 2026-11-28: events requests that waited for their turn, on pipelined connections). An
   // error's answer (its stream failed before its first byte) has a payload, and goes.
   if (payload === undefined && heldReply[kHeld] === false) return
+  const served = (payload instanceof Uint8Array || typeof payload === 'string') && reply.statusCode < 400
   if (heldReply[kAtOnce] === true) {
     heldReply[kHeld] = false
     write()
+    if (served) servedAnswerWrittenMs = performance.now()
     return
   }
   heldReply[kHeld] = true
-  // A whole answer (a Buffer, or an error's text); not a streamed one, which is the bulk work itself.
-  if (payload instanceof Uint8Array || typeof payload === 'string') answersHeld++
+  heldReply[kServed] = served
+  if (served) servedAnswersHeld++
   if (!turnAwaited) {
     turnAwaited = true
     setImmediate(endOfTurn)
@@ -128,6 +133,10 @@ export function writeAtOnce (reply: FastifyReply): void {
   // The batch's count of answers at its last turn stays below what it holds now, or equal.
   if (heldAtLastTurn > held.length) heldAtLastTurn = held.length
   writeHeld(heldReply, write)
+  if (heldReply[kServed] === true) {
+    servedAnswersHeld--
+    servedAnswerWrittenMs = performance.now()
+  }
 }
 
 /** The held answers to this server's requests will end their connections (the server is closing), but those with requests waiting behind them. */
@@ -147,11 +156,11 @@ function isStream (payload: unknown): payload is Readable {
  * before its own (src/http/client-errors.ts), so that the answers before it go first.
  */
 export function writeHeldAnswers (): void {
-  if (answersHeld !== answersSeen) {
-    answersSeen = answersHeld
-    answersLastWrittenMs = performance.now()
-  }
   if (held.length === 0) return
+  if (servedAnswersHeld > 0) {
+    servedAnswersHeld = 0
+    servedAnswerWrittenMs = performance.now()
+  }
   const writes = held
   const replies = heldReplies
   held = []
@@ -192,20 +201,19 @@ function writeHeld (reply: HeldReply, write: WriteAnswer): void {
 const MAX_CHUNK_WAIT_TURNS = 4
 
 /**
- * While other answers are being served (whole answers written within the last PACE_WINDOW_MS,
- * or held to be), a large answer's next chunk waits PACE_MS more: a streamed answer is
- * bulk work, and takes no more of the CPUs than a chunk of 32 KiB every PACE_MS (some 16 MB a
- * second an answer) from the requests of other clients. Alone, or once the others go quiet, it
- * goes on at a chunk a turn.
+ * While other consumers are being served (served whole answers held, or written within the last
+ * PACE_WINDOW_MS), a large answer's next chunk waits PACE_MS more: a streamed answer is bulk
+ * work, and takes no more of the CPUs than a chunk every PACE_MS (32 KiB of JSON, or a gzipped
+ * answer's compressed block or 32 KiB of JSON) from the requests of other clients: at most some
+ * 16 MB of JSON a second an answer while they last. Alone, or once the others go quiet, it goes
+ * on at a chunk a turn, as fast as its reader takes it.
  *
  * What the small requests beside large answers waited for was the large answers' own pace: the
  * provider's work on their chunks and, on a machine shared with their reader, the reader's. The
  * large answers' check (small requests' p99 beside two connections reading 19 MB answers,
  * against it alone), the bench's rounds on two builds in turns (2026-12-01, four runs): 3.29–4.33×
  * at a chunk every few turns, 0.95–1.21× with this; the large answers beside them 20.9–22.7 →
- * 12.9–15.4 a second (BENCHMARKS.md, "What profiling found"). A consumer reading a month of
- * events over a network takes it no faster than that anyway; one on the same machine, beside a
- * steady stream of other requests, takes it in about a second more.
+ * 12.9–15.4 a second (BENCHMARKS.md, "What profiling found").
  */
 const PACE_MS = 2
 const PACE_WINDOW_MS = 5
@@ -234,7 +242,7 @@ export async function turnAfterHeldAnswers (): Promise<void> {
   writeHeldAnswers()
 }
 
-/** Whether long work waits PACE_MS now: whole answers were written within PACE_WINDOW_MS, or are held to be. */
+/** Whether long work waits PACE_MS now: served whole answers are held, or were written within PACE_WINDOW_MS. */
 export function bulkWorkPaced (): boolean {
-  return answersHeld !== answersSeen || performance.now() - answersLastWrittenMs < PACE_WINDOW_MS
+  return servedAnswersHeld > 0 || performance.now() - servedAnswerWrittenMs < PACE_WINDOW_MS
 }
