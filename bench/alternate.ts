@@ -15,13 +15,14 @@ export interface Contender {
  * Returns each contender's samples, one per round, in the order given.
  *
  * With `sliceSec`, each round is measured in slices of that many seconds, the contenders' slices
- * in turns (provider 1 s, ceiling 1 s, provider 1 s, ...), and each contender's slices of a round
- * make its sample of that round. This machine's host slows it for seconds at a time: the
- * framework ceiling alone, in 1-s windows (2026-12-01), answered 41,000–47,000 small requests a
- * second for 20 s, then 5,500–16,000 for the next 12; measured in rounds of 5 s, such a slowdown
- * fell on one contender's round (the ceiling's rejected rounds of one run: 30,676, 13,747 and
- * 41,815 a second), and the ratio measured the host. In slices it falls on both alike. For
- * answers of a millisecond or less: a slice's answers still in flight at its end are not counted.
+ * in turns (provider 1 s, ceiling 1 s, ceiling 1 s, provider 1 s, ...), and each contender's
+ * slices of a round make its sample of that round. This machine's host slows it for seconds at
+ * a time: the framework ceiling alone, in 1-s windows (2026-12-01), answered 41,000–47,000 small
+ * requests a second for 20 s, then 5,500–16,000 for the next 12; measured in rounds of 5 s, such
+ * a slowdown fell on one contender's round (the ceiling's rejected rounds of one run: 30,676,
+ * 13,747 and 41,815 a second), and the ratio measured the host. In slices it falls on both
+ * alike. For answers of a few milliseconds at most: a slice's answers still in flight at its end
+ * are not counted.
  */
 export async function alternate (contenders: readonly Contender[], profile: Profile, context: string, options: LoadOptions = { connections: profile.connections, durationSec: profile.durationSec }, sliceSec?: number): Promise<LoadSample[][]> {
   if (profile.warmupSec > 0) {
@@ -34,7 +35,11 @@ export async function alternate (contenders: readonly Contender[], profile: Prof
     const parts: LoadSample[][] = contenders.map(() => [])
     const before = cpuTimes()
     for (let slice = 0; slice < slices; slice++) {
-      for (const [index, contender] of contenders.entries()) parts[index]!.push(await runLoad(contender.request, sliceOptions))
+      // Every other slice in the reverse order (provider, ceiling, ceiling, provider, ...): a
+      // contender measured just after another (its garbage, its connections closing) is each one
+      // in turn.
+      const order = slice % 2 === 0 ? contenders.map((_, index) => index) : contenders.map((_, index) => contenders.length - 1 - index)
+      for (const index of order) parts[index]!.push(await runLoad(contenders[index]!.request, sliceOptions))
     }
     const steal = stealPercentBetween(before, cpuTimes())
     for (const [index, contender] of contenders.entries()) {

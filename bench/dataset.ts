@@ -33,7 +33,7 @@ interface Manifest {
   profile: string
   options: DatasetSize & { end: string }
   /** The generator's kind of message_id (absent: version 4, before version 7). */
-  messageIds?: typeof MESSAGE_IDS
+  messageIdKind?: typeof MESSAGE_ID_KIND
   events: number
   picks: DatasetPicks
   generateSeconds: number
@@ -46,7 +46,7 @@ const MANIFEST = 'manifest.json'
  * The generator's message_ids (src/demo/random.ts, uuid7): a data set of an older generator
  * (version 4 IDs) is made again, not reused, as its answers would compress otherwise.
  */
-const MESSAGE_IDS = 'uuid7'
+const MESSAGE_ID_KIND = 'uuid7'
 
 export function todayStartMs (nowMs = Date.now()): number {
   return Math.floor(nowMs / DAY_MS) * DAY_MS
@@ -69,7 +69,7 @@ async function readManifest (dir: string): Promise<Manifest | undefined> {
 function sameOptions (manifest: Manifest, profile: Profile, endMs: number): boolean {
   const wanted = { ...profile.dataset, end: new Date(endMs).toISOString() }
   const { devices, spaces, codes, days, seed, end } = manifest.options
-  if (manifest.messageIds !== MESSAGE_IDS) return false
+  if (manifest.messageIdKind !== MESSAGE_ID_KIND) return false
   return JSON.stringify({ devices, spaces, codes, days, seed, end }) === JSON.stringify(wanted)
 }
 
@@ -117,7 +117,7 @@ export async function ensureDataset (dataRoot: string, profile: Profile, endMs =
   const written: Manifest = {
     profile: profile.name,
     options: { ...profile.dataset, end: new Date(endMs).toISOString() },
-    messageIds: MESSAGE_IDS,
+    messageIdKind: MESSAGE_ID_KIND,
     events: scanned.events,
     picks: scanned.picks,
     generateSeconds,

@@ -124,13 +124,19 @@ async function settle (server: InfluxServer): Promise<number> {
   if (pid === undefined) return 0
   const started = performance.now()
   let cpu = treeCpuSeconds(pid)
+  let readAt = started
   let quiet = 0
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, SETTLE_WINDOW_MS))
+    // A dead influxd uses no CPU: not quiet, gone, and the scenarios after would fail on it.
+    if (server.pid() === undefined) throw new Error('influxd exited while the run waited for it to go quiet')
     const now = treeCpuSeconds(pid)
-    const share = (now - cpu) / (SETTLE_WINDOW_MS / 1000)
+    const at = performance.now()
+    // Over the time that passed, not the window asked for: a timer fires late on a busy machine.
+    const share = (now - cpu) / ((at - readAt) / 1000)
     cpu = now
-    const waited = performance.now() - started
+    readAt = at
+    const waited = at - started
     quiet = share < SETTLE_CPU_SHARE ? quiet + 1 : 0
     if (quiet === SETTLE_WINDOWS) {
       log(`influxd: quiet for ${(SETTLE_WINDOWS * SETTLE_WINDOW_MS / 1000).toFixed(0)} s after ${(waited / 1000).toFixed(0)} s (its compactions done)`)

@@ -13,7 +13,7 @@ export interface Machine {
   /**
    * The share of the CPUs' time the virtual machine's host took for others over the run (steal
    * time, /proc/stat), in percent; filled in at the end of the run (undefined: no /proc/stat).
-   * On the machine of BENCHMARKS.md it was 0 at rest and 6–14% in its slow spells under load,
+   * On the machine of BENCHMARKS.md it was 0 at rest and 6–30% in its slow spells under load,
    * when the framework ceiling answered a third to a half as many requests.
    */
   stealPercent?: number | undefined

@@ -64,12 +64,12 @@ const BUNDLED_DEMO_OPTIONS = {
 }
 
 /**
- * What every message_id of a data set is keyed with (Random.uuid): four words of a SHA-256 of
- * every option that shapes the data (not outDir). The event stream draws the same numbers for
- * every set of one seed, so unkeyed IDs of two sets of one seed coincide wherever their draws
- * line up (a set of the default seed shared 1,148 with data/); keyed by different options they
- * are unrelated 122-bit random IDs, and the same options give the same set, IDs included.
- * Undefined (unkeyed) for the bundled demo's options only.
+ * What every message_id of a data set is keyed with (Random.uuid7; the bundled demo's version 4
+ * IDs, Random.uuid, the same way): four words of a SHA-256 of every option that shapes the data
+ * (not outDir). The event stream draws the same numbers for every set of one seed, so unkeyed IDs
+ * of two sets of one seed coincide wherever their draws line up (a set of the default seed shared
+ * 1,148 with data/); keyed by different options their 74 random bits are unrelated, and the same
+ * options give the same set, IDs included. Undefined (unkeyed) for the bundled demo's options only.
  */
 export function messageIdKey (options: Omit<DatasetOptions, 'outDir'>): number[] | undefined {
   const shape = {
