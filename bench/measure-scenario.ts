@@ -91,8 +91,9 @@ export function loadOptionsOf (scenario: Scenario, profile: Profile): LoadOption
 
 /**
  * The memory store's scenarios but the large one are measured in slices of a second (alternate):
- * their answers take a millisecond or less. The InfluxDB ones (answers of up to seconds) and the
- * large one, in whole rounds.
+ * their answers take a few milliseconds at most (a slice's answers still in flight at its end
+ * are not counted). The InfluxDB ones (answers of up to seconds) and the large one, in whole
+ * rounds.
  */
 export const SLICE_SEC = 1
 function sliceSecOf (scenario: Scenario, store: 'memory' | 'influxdb'): number | undefined {
