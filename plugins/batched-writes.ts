@@ -16,11 +16,11 @@ import { closeConnectionsOfHeldAnswers, holdAnswer } from '../src/http/held-answ
  * of its batch (microseconds each for the memory store); a lone request waits for the hop to the
  * check phase and one turn of the loop more; a large answer's streaming lets the held answers go
  * before each of its chunks, its next chunk waits while turns keep bringing answers, four turns
- * more at most, and then 2 ms more while other consumers' answers are being written (the pace of
- * bulk work, nextTurn). A client's FIN does not lose the answers held for it: the server keeps
- * half-closed connections open for the answers they are owed (src/http/half-open.ts). Measured
- * in BENCHMARKS.md ("What profiling found": batched writes, longer batches, the pace of large
- * answers).
+ * more at most, and then 2 ms more while other consumers' answers (below 400) are held or were
+ * written within 5 ms (the pace of bulk work, nextTurn). A client's FIN does not lose the answers
+ * held for it: the server keeps half-closed connections open for the answers they are owed
+ * (src/http/half-open.ts). Measured in BENCHMARKS.md ("What profiling found": batched writes,
+ * longer batches, the pace of large answers).
  *
  * A held answer is not yet sent for Fastify: a handler that returns its reply (Fastify's
  * documented way to say an async handler has sent) resolves once the answer is written, and a

@@ -202,6 +202,10 @@ t.test('a large answer\'s next chunk waits a pace more while other consumers are
   holdAnswer(replyOf(400), 'bad', () => {})
   holdAnswer(replyOf(503), Buffer.from('busy'), () => {})
   t.notOk(bulkWorkPaced(), 'rejections held: no pace (a client flooding bad requests slows no one\'s large answer)')
+  // Written out first: while answers are held, the chunk's turn waits a turn more for them, and
+  // a timers phase comes between (the one-millisecond timer could fire there, paced or not).
+  await turnAfterHeldAnswers()
+  t.notOk(bulkWorkPaced(), 'rejections written: still no pace')
   t.equal(await firstOf(), 'turn', 'and the chunk goes on in the next turn')
 
   holdAnswer(replyOf(200), new PassThrough(), () => {})
@@ -231,4 +235,30 @@ t.test('answers written at once count as served when written, and not after', as
   await sleep(20)
   t.notOk(bulkWorkPaced(), 'written long ago, and none held: no pace')
   t.equal(await firstOf(), 'turn', 'so the chunk goes on in the next turn')
+})
+
+t.test('a batch emptied by writeAtOnce leaves the next batch its every turn', async (t) => {
+  await sleep(20)
+  // The turns until a batch is written, with an answer held in each turn, as a steady stream of
+  // requests does: the batch waits while each turn brings more, MAX_BATCH_TURNS at most.
+  const turnsToWrite = async (): Promise<number> => {
+    const batch = { written: false }
+    let turns = 0
+    holdAnswer(replyOf(200), 'first', () => { batch.written = true })
+    while (!batch.written) {
+      await new Promise((resolve) => setImmediate(resolve))
+      turns++
+      if (!batch.written) holdAnswer(replyOf(200), 'more', () => {})
+    }
+    await sleep(5)
+    return turns
+  }
+  const fresh = await turnsToWrite()
+  // A batch of one answer that lasted a turn, then taken out by writeAtOnce.
+  const taken = replyOf(200)
+  holdAnswer(taken, 'taken', () => {})
+  await new Promise((resolve) => setImmediate(resolve))
+  writeAtOnce(taken)
+  await sleep(5)
+  t.equal(await turnsToWrite(), fresh, 'as many turns as a batch after a written one')
 })

@@ -43,9 +43,10 @@ const MAX_BATCH_TURNS = 4
 /**
  * Whole answers (a Buffer or a string: not the event stream's, not a streamed one, which are the
  * bulk work themselves) with a status below 400, held now, and when such answers were last
- * written (performance.now(); stamped once a batch): the long work's turns tell by them whether
- * other consumers are being served (nextTurn). Rejections do not count: a client sending bad
- * tokens or parameters as fast as it can must not slow another consumer's large answer.
+ * written (performance.now(); stamped once a batch, and at each answer written at once): the
+ * long work's turns tell by them whether other consumers are being served (nextTurn).
+ * Rejections do not count: a client sending bad tokens or parameters as fast as it can must not
+ * slow another consumer's large answer.
  */
 let servedAnswersHeld = 0
 let servedAnswerWrittenMs = -Infinity
@@ -58,8 +59,11 @@ let heldAtLastTurn = 0
 
 function endOfTurn (): void {
   if (held.length === 0) {
-    // Written meanwhile (by a large answer's next chunk, or a client error), and no new ones since.
+    // Written meanwhile (by a large answer's next chunk, a client error, or writeAtOnce taking
+    // the last one), and no new ones since: the next batch starts afresh.
     turnAwaited = false
+    batchTurns = 0
+    heldAtLastTurn = 0
     return
   }
   batchTurns++
@@ -127,16 +131,19 @@ export function writeAtOnce (reply: FastifyReply): void {
   heldReply[kAtOnce] = true
   if (heldReply[kHeld] !== true) return
   const at = heldReplies.indexOf(heldReply)
+  // Held, but no longer queued: writeHeldAnswers has taken its batch and writes it now.
+  if (at === -1) return
   const write = held[at]!
   held.splice(at, 1)
   heldReplies.splice(at, 1)
   // The batch's count of answers at its last turn stays below what it holds now, or equal.
   if (heldAtLastTurn > held.length) heldAtLastTurn = held.length
-  writeHeld(heldReply, write)
+  // Counted out before the write, which could reach writeHeldAnswers and its count.
   if (heldReply[kServed] === true) {
     servedAnswersHeld--
     servedAnswerWrittenMs = performance.now()
   }
+  writeHeld(heldReply, write)
 }
 
 /** The held answers to this server's requests will end their connections (the server is closing), but those with requests waiting behind them. */
@@ -157,7 +164,7 @@ function isStream (payload: unknown): payload is Readable {
  */
 export function writeHeldAnswers (): void {
   if (held.length === 0) return
-  if (servedAnswersHeld > 0) {
+  if (servedAnswersHeld !== 0) {
     servedAnswersHeld = 0
     servedAnswerWrittenMs = performance.now()
   }
@@ -203,10 +210,11 @@ const MAX_CHUNK_WAIT_TURNS = 4
 /**
  * While other consumers are being served (served whole answers held, or written within the last
  * PACE_WINDOW_MS), a large answer's next chunk waits PACE_MS more: a streamed answer is bulk
- * work, and takes no more of the CPUs than a chunk every PACE_MS (32 KiB of JSON, or a gzipped
- * answer's compressed block or 32 KiB of JSON) from the requests of other clients: at most some
- * 16 MB of JSON a second an answer while they last. Alone, or once the others go quiet, it goes
- * on at a chunk a turn, as fast as its reader takes it.
+ * work, and takes no more of the CPUs than a chunk every PACE_MS from the requests of other
+ * clients: a plain answer's chunk is 32 KiB of JSON (at most some 16 MB a second an answer while
+ * they last); a gzipped answer's is 32 KiB of JSON compressed as it goes, or a kept block of
+ * 4,096 events already compressed (some 0.9 MB of JSON, which costs only its copy). Alone, or
+ * once the others go quiet, it goes on at a chunk a turn, as fast as its reader takes it.
  *
  * What the small requests beside large answers waited for was the large answers' own pace: the
  * provider's work on their chunks and, on a machine shared with their reader, the reader's. The
