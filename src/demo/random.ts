@@ -115,8 +115,8 @@ export class Random {
    * `key` the same way, so everything else a stream chooses stays the same. Time-ordered IDs are
    * what RFC 9562 recommends for new keys: in an answer, which is in date_time order, consecutive
    * IDs share their leading digits, and a compressed answer is smaller (the benchmark's large
-   * answer gzipped: 16.0% of its bytes with version 4 IDs, 14.4% with these, in the full runs
-   * of 2026-12-01; BENCHMARKS.md, "Compression").
+   * answer gzipped: 16.0% of its bytes with version 4 IDs, 14.4–14.5% with these, in the full
+   * runs of 2026-12-01 to 08; BENCHMARKS.md, "Compression").
    */
   uuid7 (epochMs: number, key?: readonly number[]): string {
     const word = (index: number) => (this.uint32() ^ (key?.[index] ?? 0)) >>> 0
