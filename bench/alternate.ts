@@ -35,9 +35,9 @@ export async function alternate (contenders: readonly Contender[], profile: Prof
     const parts: LoadSample[][] = contenders.map(() => [])
     const before = cpuTimes()
     for (let slice = 0; slice < slices; slice++) {
-      // Every other slice in the reverse order (provider, ceiling, ceiling, provider, ...): a
-      // contender measured just after another (its garbage, its connections closing) is each one
-      // in turn.
+      // Every other slice in the reverse order (provider, ceiling, ceiling, provider, ...), so
+      // that neither contender always runs right after the other (in the wake of its garbage and
+      // its closing connections).
       const order = slice % 2 === 0 ? contenders.map((_, index) => index) : contenders.map((_, index) => contenders.length - 1 - index)
       for (const index of order) parts[index]!.push(await runLoad(contenders[index]!.request, sliceOptions))
     }

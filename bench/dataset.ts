@@ -32,7 +32,7 @@ export interface Dataset {
 interface Manifest {
   profile: string
   options: DatasetSize & { end: string }
-  /** The generator's kind of message_id (absent: version 4, before version 7). */
+  /** The generator's kind of message_id (absent: a manifest of an older benchmark, whose data set is made again). */
   messageIdKind?: typeof MESSAGE_ID_KIND
   events: number
   picks: DatasetPicks
