@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { parseEventLine } from '../src/data/event-lines.js'
 import { jsonTextOf } from '../src/data/json-bytes.js'
 import { WireEvent } from '../src/data/wire-line.js'
-import { MAX_LINE_BYTES, PARSED_BYTES_PER_TURN, ndjsonEvents, readIngestBody } from '../src/ingest/ingest-body.js'
+import { LINES_PER_TURN, MAX_LINE_BYTES, PARSED_BYTES_PER_TURN, ndjsonEvents, readIngestBody } from '../src/ingest/ingest-body.js'
 
 /** What a test compares of a read line: its number and its problem, or its message. */
 const outcome = (line: { line: number, problem?: string, event?: { message: unknown } }) => 'problem' in line ? { line: line.line, problem: line.problem } : { line: line.line, message: line.event!.message }
@@ -68,8 +68,9 @@ t.test('a JSON array body: its elements cut from the text, each read as a line, 
   }
 })
 
-t.test('a long body takes a turn every 1,000 lines, and none after its last', async (t) => {
-  for (const [count, turns] of [[1000, 0], [1001, 1], [2000, 1], [2500, 2]] as const) {
+t.test('a long body takes a turn every LINES_PER_TURN lines, and none after its last', async (t) => {
+  const per = LINES_PER_TURN
+  for (const [count, turns] of [[per, 0], [per + 1, 1], [2 * per, 1], [2 * per + 1, 2], [8 * per + 1, 8]] as const) {
     let taken = 0
     const read = await readIngestBody(Buffer.from('{}\n'.repeat(count)), 'ndjson', 100_000, async () => { taken++ })
     t.equal('lines' in read ? read.lines.length : -1, count)
@@ -82,8 +83,9 @@ t.test('a long body takes a turn every 1,000 lines, and none after its last', as
 
 t.test('a JSON array body is read in turns too: an element that is not JSON, far into the body, is found only after the turns before it', async (t) => {
   // Before: the whole text was parsed, then cut, in one turn of the event loop (135–220 ms for 16 MiB).
-  for (const [bad, turns] of [[0, 0], [999, 0], [1000, 1], [4321, 4]] as const) {
-    const elements = Array.from({ length: 5000 }, (_, i) => i === bad ? '{"message_id":' : '{}')
+  const per = LINES_PER_TURN
+  for (const [bad, turns] of [[0, 0], [per - 1, 0], [per, 1], [4 * per + 71, 4], [30 * per, 30]] as const) {
+    const elements = Array.from({ length: 40 * per }, (_, i) => i === bad ? '{"message_id":' : '{}')
     let taken = 0
     const read = await readIngestBody(Buffer.from(`[${elements.join(',')}]`), 'json-array', 100_000, async () => { taken++ })
     t.same(read, { rejected: 'invalid_body' }, `element ${bad + 1} is no JSON`)

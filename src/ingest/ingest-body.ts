@@ -5,8 +5,15 @@ import { isJsonText, isJsonWhitespace, skipJsonWhitespace } from '../data/json-s
 import { scanWireLine, scanWireLineFrom } from '../data/wire-line.js'
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, CR, LF, OPEN_ARRAY, OPEN_OBJECT, QUOTE, SPACE, TAB } from '../data/char-codes.js'
 
-/** Lines (or array elements) read in one turn of the event loop: between turns, other requests are served. */
-const LINES_PER_TURN = 1000
+/**
+ * Lines (or array elements) read in one turn of the event loop: between turns, other requests are
+ * served, and an append of the store that has reached the disk is taken up. 125 lines in wire
+ * form are some 60 µs. With 1,000 (about 0.5 ms a turn), the memory store's group commit, whose
+ * next group is judged and written only once the append before it is taken up, waited for the
+ * body being read every time: the benchmark's memory ingest rose by a fifth with shorter turns
+ * (BENCHMARKS.md, "What profiling found", 2026-12-08).
+ */
+export const LINES_PER_TURN = 125
 
 /**
  * Bytes of lines read the thorough way (`JSON.parse`, the schema) in one turn, however few lines
@@ -36,8 +43,8 @@ export type IngestBody =
  * body of more than `maxLines` lines (or elements) is payload_too_large, found before any line
  * past the limit is read: a refused line costs microseconds and an entry of the answer, so an
  * uncapped 16 MiB body of three-byte lines held the event loop for 14–42 s and answered 334 MB
- * (README, "Limits and timeouts": "Ingest bodies"). A turn of 1,000 lines is about 0.5 ms of
- * lines in wire form, 10 ms of lines that are not JSON at all.
+ * (README, "Limits and timeouts": "Ingest bodies"). A turn of 125 lines is about 60 µs of
+ * lines in wire form, 1.3 ms of lines that are not JSON at all.
  */
 export async function readIngestBody (body: Buffer, form: 'ndjson' | 'json-array', maxLines: number, nextTurn: () => Promise<unknown> = checkPhase): Promise<IngestBody> {
   if (form === 'ndjson') {
