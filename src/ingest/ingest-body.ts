@@ -10,8 +10,10 @@ import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, CR, LF, OPEN_ARRAY, OPEN_O
  * served, and an append of the store that has reached the disk is taken up. 125 lines in wire
  * form are some 60 µs. With 1,000 (about 0.5 ms a turn), the memory store's group commit, whose
  * next group is judged and written only once the append before it is taken up, waited for the
- * body being read every time: the benchmark's memory ingest rose by a fifth with shorter turns
- * (BENCHMARKS.md, "What profiling found", 2026-12-08).
+ * body being read every time. With 125, the memory ingest took 9% more events a second over
+ * eight pairs of scratch runs in turns (15% in the last three, its main thread 1.95 µs an event
+ * against 2.12; five pairs for it, three against by under 15,000 events/s: BENCHMARKS.md, "What
+ * profiling found", 2026-12-08).
  */
 export const LINES_PER_TURN = 125
 
